@@ -1,0 +1,71 @@
+"""Calibrate the practical defaults (``beta_scale``, MoMA's ``k``, ATA/MoMA's ``q``).
+
+The theory's confidence widths make every algorithm explore almost uniformly at the horizons
+used here (see docs/benchmarks.md), so each algorithm's ``beta_scale`` default is chosen on the
+synthetic problem of ``zhou_tan.py`` -- on trial seeds 1000+, disjoint from the seeds 0..9 that
+the reported reproduction uses, so the reported numbers are not tuned on themselves.
+
+Usage::
+
+    python benchmarks/calibrate_defaults.py            # T = 300, 5 trials per cell
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.zhou_tan import run_trial
+
+GRID_BETA = [1.0, 0.2, 0.05, 0.01, 0.002]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--T", type=int, default=300)
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    args = parser.parse_args(argv)
+    trials = range(1000, 1000 + args.trials)
+    cells = [("ldp", "se", 1.0), ("heavy", "se", None)]
+    out: dict = {"T": args.T, "trials": list(trials), "beta_scale": {}, "moma_k": {}, "q": {}}
+
+    def mean_regret(alg: str, setting, kernel, eps, overrides) -> float:
+        return float(
+            np.mean(
+                [run_trial(alg, setting, kernel, eps, args.T, s, overrides)[-1] for s in trials]
+            )
+        )
+
+    for alg in ["gp-ucb", "tgp", "ata", "moma"]:
+        for setting, kernel, eps in cells:
+            row = {}
+            for scale in GRID_BETA:
+                row[str(scale)] = mean_regret(alg, setting, kernel, eps, {"beta_scale": scale})
+                print(alg, setting, "beta_scale", scale, round(row[str(scale)], 1), file=sys.stderr)
+            out["beta_scale"].setdefault(alg, {})[setting] = row
+    for setting, kernel, eps in cells:
+        row = {}
+        for k in [1, 3, 5, 9, 15]:
+            row[str(k)] = mean_regret("moma", setting, kernel, eps, {"k": k})
+            print("moma", setting, "k", k, round(row[str(k)], 1), file=sys.stderr)
+        out["moma_k"][setting] = row
+        for alg in ["ata", "moma"]:
+            rowq = {}
+            for q in [2.0, 8.0, 32.0]:
+                rowq[str(q)] = mean_regret(alg, setting, kernel, eps, {"q": q})
+                print(alg, setting, "q", q, round(rowq[str(q)], 1), file=sys.stderr)
+            out["q"].setdefault(alg, {})[setting] = rowq
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "calibration.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""privtune: Bayesian optimization for hyperparameter tuning with private or heavy-tailed scores.
+
+The layers (DESIGN.md §2): :mod:`privtune.space` maps mixed hyperparameter spaces to the unit
+cube, :mod:`privtune.kernels` and :mod:`privtune.features` define the surrogate,
+:mod:`privtune.optimizers` holds the algorithms (ask/tell on the cube) and
+:mod:`privtune.privacy` the curator and the privacy ledger.
+"""
+
+from .kernels import SE, Matern
+from .optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
+from .privacy import LaplaceCurator, PrivacyLedger
+from .space import Categorical, Integer, Real, SearchSpace
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "ATAGPUCB",
+    "GPUCB",
+    "SE",
+    "TGPUCB",
+    "Categorical",
+    "Integer",
+    "LaplaceCurator",
+    "Matern",
+    "MoMAGPUCB",
+    "PrivacyLedger",
+    "RandomSearch",
+    "Real",
+    "SearchSpace",
+    "__version__",
+]

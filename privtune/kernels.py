@@ -1,0 +1,227 @@
+"""Stationary kernels on the unit cube, normalised so that k(x, x) = 1.
+
+The regret bounds of every algorithm in privtune assume a bounded variance, k(x, x) <= 1
+(Zhou & Tan 2021, "Regularity Assumptions"); both kernels here satisfy it with equality.
+
+Notation
+--------
+X : (n, d) array, points in [0, 1]^d
+Y : (m, d) array
+K : (n, m) array, K[i, j] = k(X[i], Y[j])
+s : Euclidean distance ||x - x'||_2
+l : lengthscale (``lengthscale``)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import linalg, optimize
+from scipy.spatial import distance
+
+__all__ = ["SE", "Kernel", "Matern", "fit_lengthscale", "make_kernel"]
+
+_MATERN_NUS = (0.5, 1.5, 2.5)
+
+
+def _sq_dist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Pairwise squared Euclidean distances.
+
+    Computed directly (not as |x|^2 + |y|^2 - 2 x.y) so that k(x, x) is exactly 1: the
+    Matérn kernels take a square root, which turns a 1e-16 round-off into a 1e-8 error.
+    """
+    return distance.cdist(X, Y, "sqeuclidean")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """Base class of stationary kernels with unit variance.
+
+    Parameters
+    ----------
+    lengthscale : float
+        The lengthscale ``l > 0`` in units of the unit cube.
+    """
+
+    lengthscale: float = 0.2
+
+    def __post_init__(self) -> None:
+        ls = self.lengthscale
+        if isinstance(ls, bool) or not isinstance(ls, (int, float, np.floating, np.integer)):
+            raise TypeError(f"lengthscale must be a positive float, got {type(ls).__name__}.")
+        if not (math.isfinite(float(ls)) and float(ls) > 0.0):
+            raise ValueError(f"lengthscale must be a finite float > 0, got {ls!r}.")
+        object.__setattr__(self, "lengthscale", float(ls))
+
+    def _from_sq_dist(self, d2: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        """Return the Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted)."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        Y = X if Y is None else np.atleast_2d(np.asarray(Y, dtype=float))
+        return self._from_sq_dist(_sq_dist(X, Y))
+
+    def diag(self, X: np.ndarray) -> np.ndarray:
+        """Return ``k(x, x)`` for every row of ``X`` (all ones: the kernels are normalised)."""
+        return np.ones(np.atleast_2d(X).shape[0])
+
+    def with_lengthscale(self, lengthscale: float) -> Kernel:
+        """Return a copy of this kernel with another lengthscale."""
+        return replace(self, lengthscale=lengthscale)
+
+
+@dataclass(frozen=True)
+class SE(Kernel):
+    """Squared-exponential kernel ``k(x, x') = exp(-s^2 / (2 l^2))``.
+
+    Parameters
+    ----------
+    lengthscale : float, default=0.2
+        The lengthscale ``l > 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtune.kernels import SE
+    >>> float(SE(0.2)(np.zeros((1, 2)))[0, 0])
+    1.0
+    """
+
+    def _from_sq_dist(self, d2: np.ndarray) -> np.ndarray:
+        return np.exp(-0.5 * d2 / self.lengthscale**2)
+
+
+@dataclass(frozen=True)
+class Matern(Kernel):
+    """Matérn kernel with smoothness ``nu`` in {0.5, 1.5, 2.5}.
+
+    For half-integer ``nu`` the Bessel-function form of Zhou & Tan (2021) has the closed forms
+    used here, e.g. for ``nu = 2.5``: ``(1 + r + r^2 / 3) exp(-r)`` with ``r = sqrt(5) s / l``.
+
+    Parameters
+    ----------
+    lengthscale : float, default=0.2
+        The lengthscale ``l > 0``.
+    nu : {0.5, 1.5, 2.5}, default=2.5
+        Smoothness. Other values are rejected: their Bessel form is slower and no algorithm in
+        privtune needs them.
+    """
+
+    nu: float = 2.5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.nu not in _MATERN_NUS:
+            raise ValueError(
+                f"nu must be one of {_MATERN_NUS} for the Matern kernel, got {self.nu!r}."
+            )
+        object.__setattr__(self, "nu", float(self.nu))
+
+    def _from_sq_dist(self, d2: np.ndarray) -> np.ndarray:
+        s = np.sqrt(d2)
+        if self.nu == 0.5:
+            return np.exp(-s / self.lengthscale)
+        if self.nu == 1.5:
+            r = math.sqrt(3.0) * s / self.lengthscale
+            return (1.0 + r) * np.exp(-r)
+        r = math.sqrt(5.0) * s / self.lengthscale
+        return (1.0 + r + r * r / 3.0) * np.exp(-r)
+
+
+_KERNEL_NAMES = {
+    "se": lambda ls: SE(ls),
+    "rbf": lambda ls: SE(ls),
+    "matern12": lambda ls: Matern(ls, nu=0.5),
+    "matern32": lambda ls: Matern(ls, nu=1.5),
+    "matern52": lambda ls: Matern(ls, nu=2.5),
+}
+
+
+def make_kernel(kernel: Kernel | str, lengthscale: float = 0.2) -> Kernel:
+    """Return a :class:`Kernel` from an instance or a name.
+
+    Parameters
+    ----------
+    kernel : Kernel or {"se", "rbf", "matern12", "matern32", "matern52"}
+        A kernel instance (returned unchanged) or the name of one.
+    lengthscale : float, default=0.2
+        Lengthscale used when ``kernel`` is a name.
+
+    Returns
+    -------
+    Kernel
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str) and kernel.lower() in _KERNEL_NAMES:
+        return _KERNEL_NAMES[kernel.lower()](lengthscale)
+    raise ValueError(
+        f"kernel must be a privtune.kernels.Kernel instance or one of {sorted(_KERNEL_NAMES)}, "
+        f"got {kernel!r}."
+    )
+
+
+def _neg_log_marginal_likelihood(kernel: Kernel, X: np.ndarray, y: np.ndarray, lam: float) -> float:
+    K = kernel(X)
+    K[np.diag_indices_from(K)] += lam
+    try:
+        L = linalg.cholesky(K, lower=True)
+    except linalg.LinAlgError:
+        return math.inf
+    alpha = linalg.cho_solve((L, True), y)
+    return float(
+        0.5 * y @ alpha + np.sum(np.log(np.diag(L))) + 0.5 * len(y) * math.log(2 * math.pi)
+    )
+
+
+def fit_lengthscale(
+    kernel: Kernel,
+    X: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    bounds: tuple[float, float] = (0.02, 2.0),
+) -> Kernel:
+    """Fit the lengthscale by type-II maximum likelihood (ML-II).
+
+    Maximises the GP log marginal likelihood of ``y`` under a zero-mean GP prior with kernel
+    ``kernel`` and Gaussian noise variance ``lam`` over ``log(lengthscale)`` within ``bounds``:
+    a coarse grid first (the likelihood is often multi-modal), then a bounded scalar search
+    around the best grid point. Values ``y`` may be privatized: the fit is post-processing.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel whose lengthscale is fitted; other parameters (``nu``) are kept.
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    lam : float
+        Noise variance of the surrogate likelihood (the algorithms' ``lam``).
+    bounds : tuple of float, default=(0.02, 2.0)
+        Search interval for the lengthscale.
+
+    Returns
+    -------
+    Kernel
+        A copy of ``kernel`` with the fitted lengthscale.
+    """
+    lo, hi = bounds
+    if not (0 < lo < hi):
+        raise ValueError(f"bounds must satisfy 0 < low < high, got {bounds!r}.")
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    y = y - y.mean()
+
+    def objective(log_ls: float) -> float:
+        return _neg_log_marginal_likelihood(kernel.with_lengthscale(math.exp(log_ls)), X, y, lam)
+
+    grid = np.linspace(math.log(lo), math.log(hi), 16)
+    values = [objective(g) for g in grid]
+    i = int(np.argmin(values))
+    a = grid[max(i - 1, 0)]
+    b = grid[min(i + 1, len(grid) - 1)]
+    res = optimize.minimize_scalar(objective, bounds=(a, b), method="bounded")
+    best = float(res.x) if res.fun <= values[i] else float(grid[i])
+    return kernel.with_lengthscale(math.exp(best))

@@ -1,0 +1,21 @@
+"""Optimizers on the unit cube with the ask/tell contract of DESIGN.md §2.
+
+Pure numpy/scipy: nothing here imports Optuna or scikit-learn.
+
+=================  =====================================================================
+class              algorithm
+=================  =====================================================================
+``GPUCB``          exact GP-UCB (non-private, sub-Gaussian baseline)
+``TGPUCB``         LDP-TGP-UCB (Zhou & Tan, Alg. 2) / heavy-tailed TGP-UCB
+``ATAGPUCB``       LDP-ATA-GP-UCB (Zhou & Tan, Alg. 1) / ATA-GP-UCB
+``MoMAGPUCB``      LDP-MoMA-GP-UCB / MoMA-GP-UCB (Zhou & Tan, Alg. 3)
+``RandomSearch``   uniform proposals, GP posterior for recommendations
+=================  =====================================================================
+"""
+
+from .ata_gp_ucb import ATAGPUCB
+from .base import BaseOptimizer
+from .gp_ucb import GPUCB, TGPUCB, RandomSearch
+from .moma_gp_ucb import MoMAGPUCB
+
+__all__ = ["ATAGPUCB", "GPUCB", "TGPUCB", "BaseOptimizer", "MoMAGPUCB", "RandomSearch"]

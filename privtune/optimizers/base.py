@@ -1,0 +1,355 @@
+"""The ask/tell contract shared by every optimizer (DESIGN.md §2).
+
+Every optimizer works on the unit cube ``[0, 1]^dim`` and sees only what the learner is allowed
+to see (privatized scores when privacy is on). Rewards are maximised and are assumed centred:
+the surrogate prior has mean zero, as in the papers, and the truncation levels compare ``|y|``
+with a threshold. The adapters (Optuna sampler, search estimator) centre and scale scores from
+their declared ``value_range`` before telling them.
+
+State is a function of the told history (x, y in order) and the seed, so a stateless caller
+(an Optuna sampler shared by many workers) can rebuild an optimizer by replaying the history.
+Asked-but-not-told points are *pending*: they carry no value but shrink the posterior variance
+around themselves (GP-BUCB's hallucination), so a batch of asks spreads out.
+
+Notation
+--------
+X   : (t, dim)  told points, in order
+y   : (t,)      told rewards
+P   : (p, dim)  pending points
+t   : number of told rewards
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ..acquisition import maximize
+from ..kernels import Kernel, fit_lengthscale, make_kernel
+
+__all__ = ["BaseOptimizer"]
+
+_CUBE_TOL = 1e-9
+
+
+def _check_positive(name: str, value, *, allow_none: bool = False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a float > 0, got {value!r}.")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a float > 0, got {value!r}.") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
+    return v
+
+
+def _check_unit_interval(name: str, value) -> float:
+    v = _check_positive(name, value)
+    if not v < 1.0:
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {value!r}.")
+    return v
+
+
+def check_points(name: str, X, dim: int, *, allow_empty: bool = False) -> np.ndarray:
+    """Validate an ``(n, dim)`` array of points inside the unit cube."""
+    arr = np.asarray(X, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (n, {dim}), got ndim={arr.ndim}.")
+    if arr.shape[1] != dim:
+        raise ValueError(
+            f"{name} must have {dim} columns (the optimizer's dim), got {arr.shape[1]}."
+        )
+    if arr.shape[0] == 0 and not allow_empty:
+        raise ValueError(f"{name} must contain at least one row.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite.")
+    if arr.size and (arr.min() < -_CUBE_TOL or arr.max() > 1.0 + _CUBE_TOL):
+        raise ValueError(f"{name} must lie inside the unit cube [0, 1]^{dim}.")
+    return np.clip(arr, 0.0, 1.0)
+
+
+class BaseOptimizer:
+    """Base class of privtune's optimizers: validation, history, pending points, ask/tell.
+
+    Subclasses implement ``_observe`` (update the model with one reward), ``_posterior`` (mean
+    and variance at query points, with optional pending points) and ``beta_t`` (the confidence
+    width for the next ask).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the unit cube, ``dim >= 1``.
+    kernel : Kernel or str, default=SE(0.2)
+        Kernel of the surrogate (``"se"``, ``"matern52"``, ... or an instance).
+    lam : float, default=1.0
+        Regulariser ``lambda > 0`` (the surrogate's noise variance).
+    delta : float, default=0.05
+        Confidence parameter ``delta`` in (0, 1) of the high-probability bounds.
+    B : float, default=1.0
+        Bound on the RKHS norm of the objective, ``||f||_H <= B``.
+    R : float, default=1.0
+        Bound on the observation noise, ``|eta_t| <= R``.
+    epsilon : float, optional
+        LDP parameter of the curator that privatized the rewards; ``None`` for the non-private
+        versions of the algorithms.
+    beta_scale : float, default=1.0
+        Multiplies the theoretical ``beta_t``. The theory's values are conservative; each
+        algorithm documents its default.
+    seed : int, optional
+        Seed of the optimizer's own randomness (tie-breaks, raw samples, Nyström sampling).
+    fit_lengthscale : bool, default=False
+        Refit the kernel lengthscale by ML-II on the told (possibly privatized) data whenever
+        the number of told rewards reaches a power of two (>= 8). Off for reproductions.
+    snap : callable, optional
+        Projection of cube points onto valid encodings (a search space's ``snap``), applied to
+        every continuously optimised proposal.
+    n_raw_samples : int, default=512
+        Raw samples of the multi-start acquisition optimiser.
+    n_restarts : int, default=3
+        L-BFGS-B starts of the acquisition optimiser.
+    """
+
+    #: Default of ``beta_scale`` for the class (documented per algorithm).
+    default_beta_scale: float = 1.0
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        kernel: Kernel | str = "se",
+        lam: float = 1.0,
+        delta: float = 0.05,
+        B: float = 1.0,
+        R: float = 1.0,
+        epsilon: float | None = None,
+        beta_scale: float | None = None,
+        seed: int | None = None,
+        fit_lengthscale: bool = False,
+        snap: Callable[[np.ndarray], np.ndarray] | None = None,
+        n_raw_samples: int = 512,
+        n_restarts: int = 3,
+    ) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise ValueError(f"dim must be an integer >= 1, got {dim!r}.")
+        self.dim = int(dim)
+        self.kernel = make_kernel(kernel)
+        self.lam = _check_positive("lam", lam)
+        self.delta = _check_unit_interval("delta", delta)
+        self.B = _check_positive("B", B)
+        self.R = _check_positive("R", R)
+        self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
+        self.beta_scale = _check_positive(
+            "beta_scale", self.default_beta_scale if beta_scale is None else beta_scale
+        )
+        self.seed = seed
+        self.fit_lengthscale = bool(fit_lengthscale)
+        self.snap = snap
+        self.n_raw_samples = int(n_raw_samples)
+        self.n_restarts = int(n_restarts)
+        self._rng = np.random.default_rng(seed)
+        self._X: list[np.ndarray] = []
+        self._y: list[float] = []
+        self._pending: list[np.ndarray] = []
+
+    # -- history -----------------------------------------------------------------------------
+    @property
+    def t(self) -> int:
+        """Number of told rewards."""
+        return len(self._y)
+
+    @property
+    def X(self) -> np.ndarray:
+        """Told points, shape ``(t, dim)``, in order."""
+        return np.array(self._X).reshape(-1, self.dim)
+
+    @property
+    def y(self) -> np.ndarray:
+        """Told rewards, shape ``(t,)``, in order."""
+        return np.array(self._y, dtype=float)
+
+    @property
+    def pending(self) -> np.ndarray:
+        """Points asked and not yet told, shape ``(p, dim)``."""
+        return np.array(self._pending).reshape(-1, self.dim)
+
+    def _stream(self, *key: int) -> np.random.Generator:
+        """A generator that depends only on the seed and ``key``, not on call order.
+
+        Randomness inside the model update (Nyström sampling) uses it, so replaying a history
+        reproduces the model exactly whatever asks were made in between.
+        """
+        base = 0 if self.seed is None else int(self.seed)
+        if self.seed is None:
+            return np.random.default_rng()
+        return np.random.default_rng([base, *key])
+
+    # -- the contract --------------------------------------------------------------------------
+    def ask(self, candidates=None, *, pending=None) -> np.ndarray:
+        """Propose the next point to evaluate.
+
+        Parameters
+        ----------
+        candidates : array_like of shape (n, dim), optional
+            A finite decision set (as in the papers); one of its rows is returned. By default
+            the continuous cube is searched.
+        pending : array_like of shape (p, dim), optional
+            Points being evaluated elsewhere (e.g. other workers' running trials), in addition
+            to the points this optimizer proposed and was not yet told about.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+            The proposal; it is remembered as pending until told or discarded.
+        """
+        C = None if candidates is None else check_points("candidates", candidates, self.dim)
+        P = self._all_pending(pending)
+        x = self._propose(C, P)
+        self._pending.append(np.array(x, dtype=float))
+        return np.array(x, dtype=float)
+
+    def tell(self, x, y) -> None:
+        """Report the reward(s) ``y`` observed at ``x``.
+
+        Parameters
+        ----------
+        x : array_like of shape (dim,) or (n, dim)
+        y : float or array_like of shape (n,)
+            Finite rewards (privatized ones when privacy is on).
+        """
+        X = np.asarray(x, dtype=float)
+        X = X.reshape(1, -1) if X.ndim == 1 else X
+        X = check_points("x", X, self.dim)
+        Y = np.atleast_1d(np.asarray(y, dtype=float))
+        if Y.ndim != 1 or Y.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"y must hold one reward per point: got {Y.shape[0]} for {X.shape[0]}."
+            )
+        if np.any(np.isnan(Y)):
+            raise ValueError(
+                "y is NaN, which is what a failed evaluation returns. A failed evaluation "
+                "carries no reward: do not tell it (call discard(x) to drop the pending point), "
+                "or tell a finite penalty value if failures should be avoided."
+            )
+        if not np.all(np.isfinite(Y)):
+            raise ValueError("y must be finite; an infinite reward cannot be learned from.")
+        for xi, yi in zip(X, Y, strict=True):
+            self._remove_pending(xi)
+            self._X.append(xi.copy())
+            self._y.append(float(yi))
+            self._observe(xi, float(yi))
+            if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
+                self._refit_kernel()
+
+    def discard(self, x) -> None:
+        """Forget a pending point whose evaluation failed (it will never be told)."""
+        self._remove_pending(np.asarray(x, dtype=float).reshape(-1))
+
+    def predict(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and standard deviation of the surrogate at ``X``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim)
+
+        Returns
+        -------
+        mean, std : ndarray of shape (n,)
+        """
+        X = check_points("X", X, self.dim)
+        mean, var = self._posterior(X, None)
+        return mean, np.sqrt(np.maximum(var, 0.0))
+
+    def recommend(self) -> np.ndarray:
+        """The evaluated point with the best posterior mean.
+
+        Under heavy noise the point with the best *observed* reward is a poor pick: its reward is
+        likely a lucky draw. The posterior mean pools every observation, and computing it from
+        privatized rewards is post-processing (no extra privacy cost).
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+        """
+        if self.t == 0:
+            raise RuntimeError("recommend() needs at least one told reward.")
+        U = np.unique(self.X, axis=0)
+        mean, _ = self._posterior(U, None)
+        return U[int(np.argmax(mean))].copy()
+
+    @property
+    def beta(self) -> float:
+        """The confidence width used by the next ask (``beta_scale`` times the theory's)."""
+        return self.beta_scale * self.beta_t()
+
+    # -- hooks for subclasses -----------------------------------------------------------------
+    def beta_t(self) -> float:  # pragma: no cover - abstract
+        """The theoretical confidence width for the next round."""
+        raise NotImplementedError
+
+    def _observe(self, x: np.ndarray, y: float) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _posterior(self, X: np.ndarray, P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _rebuild(self) -> None:  # pragma: no cover - abstract
+        """Recompute the model from the history (after the kernel changed)."""
+        raise NotImplementedError
+
+    def _posterior_given(self, P: np.ndarray | None):
+        """``Z -> (mean, variance)`` with pending points ``P``; subclasses may precompute."""
+        return lambda Z: self._posterior(Z, P)
+
+    def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
+        beta = self.beta
+        posterior = self._posterior_given(P)
+
+        def ucb(Z: np.ndarray) -> np.ndarray:
+            mean, var = posterior(Z)
+            return mean + beta * np.sqrt(np.maximum(var, 0.0))
+
+        return maximize(
+            ucb,
+            self.dim,
+            self._rng,
+            candidates=C,
+            snap=self.snap,
+            n_raw=self.n_raw_samples,
+            n_restarts=self.n_restarts,
+            anchors=self._anchors(),
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _anchors(self) -> np.ndarray | None:
+        """Perturbations of the best told points, extra raw samples for the acquisition."""
+        if self.t == 0:
+            return None
+        X = self.X
+        top = X[np.argsort(-self.y)[: min(5, self.t)]]
+        reps = np.repeat(top, 8, axis=0)
+        return reps + 0.05 * self._rng.standard_normal(reps.shape)
+
+    def _all_pending(self, extra) -> np.ndarray | None:
+        parts = [self.pending]
+        if extra is not None:
+            parts.append(check_points("pending", extra, self.dim, allow_empty=True))
+        P = np.vstack(parts)
+        return P if P.shape[0] else None
+
+    def _remove_pending(self, x: np.ndarray) -> None:
+        for i, p in enumerate(self._pending):
+            if np.allclose(p, x, rtol=0.0, atol=1e-12):
+                del self._pending[i]
+                return
+
+    def _refit_kernel(self) -> None:
+        self.kernel = fit_lengthscale(self.kernel, self.X, self.y, self.lam)
+        self._rebuild()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dim={self.dim}, t={self.t}, kernel={self.kernel!r})"

@@ -1,0 +1,12 @@
+"""Privacy mechanisms and accounting.
+
+- :class:`LaplaceCurator` — Curator 1, CTL(epsilon), of Zhou & Tan (2021): epsilon-LDP on each
+  reported score (clip to the declared ``value_range``, add Laplace noise).
+- :class:`PrivacyLedger` — a record of every release as a dp-accounting ``DpEvent``, answering
+  the per-report epsilon and the composed epsilon over the reports of one data owner.
+"""
+
+from .curator import LaplaceCurator
+from .ledger import PrivacyLedger
+
+__all__ = ["LaplaceCurator", "PrivacyLedger"]

@@ -1,0 +1,907 @@
+"""Mixed hyperparameter search spaces and their encoding in the unit cube.
+
+A :class:`SearchSpace` maps named hyperparameters (real, integer or categorical) to points of the
+unit cube [0, 1]^d, where the optimizers work, and back. The encoding follows three rules:
+
+- A real parameter takes one coordinate, linear in the value or in its logarithm (``log=True``).
+- An integer parameter (and a real parameter with a ``step``) takes one coordinate split into
+  cells, one per valid value; a value is encoded at the centre of its cell and any point of the
+  cell decodes to it. The cells have equal width, except with ``log=True``, where the cell
+  boundaries (the half-integers) are placed in log space, as in Optuna's own Gaussian-process
+  search space, so that small values get wider cells.
+- A categorical parameter takes one coordinate per choice (one-hot) and decodes by argmax.
+
+Notation
+--------
+d: ``space.dim``, the number of cube coordinates; a categorical parameter with c choices counts c.
+params: one configuration, a mapping from parameter name to value in the user's terms.
+u: one point of the cube with the shape of (d,).
+U: n points of the cube, one per row, with the shape of (n, d).
+block: the columns of U that belong to one parameter, with the shape of (n, width).
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import numbers
+import operator
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Categorical", "Dimension", "Integer", "Real", "SearchSpace"]
+
+# Decoding clips points into the cube, but only up to this distance: a coordinate further out is a
+# caller's bug (for example raw parameter values passed instead of cube points) and is reported.
+_CUBE_TOLERANCE = 1e-6
+
+_PRIORS = {"uniform": False, "log-uniform": True}
+
+_ACCEPTED_FORMS = (
+    "a privtune Real, Integer or Categorical; an Optuna FloatDistribution, IntDistribution or "
+    "CategoricalDistribution; a list of choices (categorical); a (low, high) tuple (Integer if "
+    "both are ints, else Real); or a (low, high, 'uniform' | 'log-uniform') tuple"
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _finite_float(value: Any, name: str, owner: str) -> float:
+    if not _is_number(value):
+        raise TypeError(f"{owner}: `{name}` must be a real number, got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{owner}: `{name}` must be finite, got {value!r}.")
+    return value
+
+
+def _check_log_flag(log: Any, owner: str) -> bool:
+    if not isinstance(log, (bool, np.bool_)):
+        raise TypeError(f"{owner}: `log` must be True or False, got {log!r}.")
+    return bool(log)
+
+
+class _Numeric:
+    """Encoding shared by :class:`Real` and :class:`Integer`: one coordinate per parameter.
+
+    A continuous parameter maps [low, high] (or [log low, log high]) affinely onto [0, 1].
+    A discrete one has the grid ``low + k * step`` for k = 0, ..., n_steps and maps the interval
+    [low - step/2, top + step/2] (top being the last grid point) onto [0, 1], so that every grid
+    point owns a cell of the same width.
+    """
+
+    low: Any
+    high: Any
+    log: bool
+    step: Any
+
+    width = 1
+    """Number of cube coordinates the parameter takes (always 1 for a numeric parameter)."""
+
+    @property
+    def _discrete(self) -> bool:
+        return self.step is not None
+
+    @cached_property
+    def _n_steps(self) -> int:
+        # Number of steps from low to the last grid point not above high. Decimal on the shortest
+        # decimal representation makes Real(0.0, 0.3, step=0.1) have 3 steps, as a user expects
+        # and as Optuna computes it, where float division would give 2.9999999999999996.
+        if isinstance(self.step, int):
+            return (self.high - self.low) // self.step
+        span = decimal.Decimal(repr(self.high)) - decimal.Decimal(repr(self.low))
+        return int(span // decimal.Decimal(repr(self.step)))
+
+    @cached_property
+    def _ends(self) -> tuple[float, float]:
+        if self._discrete:
+            low = self.low - 0.5 * self.step
+            high = self.low + self._n_steps * self.step + 0.5 * self.step
+        else:
+            low, high = self.low, self.high
+        if self.log:
+            return math.log(low), math.log(high)
+        return float(low), float(high)
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
+        a, b = self._ends
+        t = np.log(x) if self.log else x
+        return np.clip((t - a) / (b - a), 0.0, 1.0)
+
+    def _backward(self, u: np.ndarray) -> np.ndarray:
+        a, b = self._ends
+        t = a + u * (b - a)
+        return np.exp(t) if self.log else t
+
+    def _grid_index(self, u: np.ndarray) -> np.ndarray:
+        x = self._backward(u)
+        k = np.floor((x - self.low) / self.step + 0.5)
+        return np.clip(k, 0, self._n_steps).astype(np.int64)
+
+    def _decode_array(self, u: np.ndarray) -> np.ndarray:
+        if not self._discrete:
+            # exp(log(low)) need not give back low exactly; the cube's faces should.
+            x = np.clip(self._backward(u), self.low, self.high)
+            return np.where(u <= 0.0, self.low, np.where(u >= 1.0, self.high, x))
+        values = self.low + self._grid_index(u) * self.step
+        # low + k * step can land one rounding error above high for a real step (0.1 * 3 > 0.3).
+        return np.minimum(values, self.high)
+
+    def _check_value(self, value: Any) -> float | int:
+        raise NotImplementedError
+
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        """Encode values of this parameter as cube coordinates.
+
+        Parameters
+        ----------
+        values : sequence
+            n values, each inside [low, high].
+
+        Returns
+        -------
+        block : np.ndarray of shape (n, 1)
+            Coordinates in [0, 1]. Values off the step grid are encoded where they lie.
+
+        Raises
+        ------
+        ValueError
+            If a value is not a number, not finite, or outside [low, high].
+        """
+        checked = np.array([self._check_value(v) for v in values], dtype=float)
+        return self._forward(checked).reshape(-1, 1)
+
+    def decode(self, block: np.ndarray) -> list[Any]:
+        """Decode cube coordinates (already inside [0, 1]) into values of this parameter.
+
+        Parameters
+        ----------
+        block : np.ndarray of shape (n, 1)
+            Coordinates in [0, 1].
+
+        Returns
+        -------
+        values : list
+            n values in [low, high] and on the step grid if there is one: ``float`` for a
+            :class:`Real`, ``int`` for an :class:`Integer`.
+        """
+        return self._decode_array(np.asarray(block, dtype=float)[:, 0]).tolist()
+
+    def snap(self, block: np.ndarray) -> np.ndarray:
+        """Move coordinates (already inside [0, 1]) to the canonical encoding of their value.
+
+        Parameters
+        ----------
+        block : np.ndarray of shape (n, 1)
+            Coordinates in [0, 1].
+
+        Returns
+        -------
+        block : np.ndarray of shape (n, 1)
+            For a discrete parameter the centre of the cell each coordinate falls in; a
+            continuous coordinate is returned as it is, since it already decodes to its value.
+        """
+        block = np.asarray(block, dtype=float)
+        if not self._discrete:
+            return block.copy()
+        return self._forward(self._decode_array(block[:, 0]).astype(float)).reshape(-1, 1)
+
+
+@dataclass(frozen=True)
+class Real(_Numeric):
+    """A real-valued hyperparameter in the closed interval [low, high].
+
+    Parameters
+    ----------
+    low, high : float
+        Finite bounds with ``low < high``.
+    log : bool, default=False
+        Encode in log space (requires ``low > 0``): sampling the cube uniformly samples the
+        parameter log-uniformly.
+    step : float or None, default=None
+        If given, the parameter only takes the values ``low + k * step`` that are not above
+        ``high``; the last grid point may be below ``high`` when the range is not a multiple of
+        ``step``. Cannot be combined with ``log``, as in Optuna.
+
+    Raises
+    ------
+    TypeError
+        If a bound or the step is not a real number, or ``log`` is not a bool.
+    ValueError
+        If a bound is not finite, ``low >= high``, ``log`` is set with ``low <= 0`` or with a
+        step, or ``step <= 0``.
+
+    Examples
+    --------
+    >>> Real(1e-4, 1e-1, log=True).width
+    1
+    >>> Real(0.0, 1.0, step=0.25)
+    Real(low=0.0, high=1.0, log=False, step=0.25)
+    """
+
+    low: float
+    high: float
+    log: bool = False
+    step: float | None = None
+
+    def __post_init__(self) -> None:
+        owner = "Real"
+        low = _finite_float(self.low, "low", owner)
+        high = _finite_float(self.high, "high", owner)
+        log = _check_log_flag(self.log, owner)
+        if low >= high:
+            raise ValueError(
+                f"{owner}: `low` must be less than `high`, got low={low}, high={high}."
+            )
+        if log and low <= 0.0:
+            raise ValueError(f"{owner}: `log=True` requires `low > 0`, got low={low}.")
+        step = self.step
+        if step is not None:
+            step = _finite_float(step, "step", owner)
+            if step <= 0.0:
+                raise ValueError(f"{owner}: `step` must be positive, got step={step}.")
+            if log:
+                raise ValueError(
+                    f"{owner}: `step` cannot be combined with `log=True` (as in Optuna); "
+                    "use an Integer or drop the step."
+                )
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "log", log)
+        object.__setattr__(self, "step", step)
+
+    def _check_value(self, value: Any) -> float:
+        if not _is_number(value):
+            raise ValueError(f"expected a real number in [{self.low}, {self.high}], got {value!r}.")
+        value = float(value)
+        if math.isnan(value):
+            raise ValueError(f"value is NaN; expected a real number in [{self.low}, {self.high}].")
+        if not self.low <= value <= self.high:
+            raise ValueError(f"value {value!r} is outside [{self.low}, {self.high}].")
+        return value
+
+    def to_optuna(self) -> Any:
+        """Return the equivalent ``optuna.distributions.FloatDistribution``.
+
+        A ``high`` off the step grid is replaced by the last grid point, which is what Optuna
+        would do itself, with a warning.
+
+        Returns
+        -------
+        optuna.distributions.FloatDistribution
+        """
+        from optuna.distributions import FloatDistribution
+
+        if self.step is None:
+            return FloatDistribution(self.low, self.high, log=self.log)
+        top = decimal.Decimal(repr(self.low)) + self._n_steps * decimal.Decimal(repr(self.step))
+        return FloatDistribution(self.low, float(top), step=self.step)
+
+
+@dataclass(frozen=True)
+class Integer(_Numeric):
+    """An integer hyperparameter taking the values ``low, low + step, ...`` up to ``high``.
+
+    Parameters
+    ----------
+    low, high : int
+        Bounds with ``low <= high`` (equal bounds make a constant).
+    log : bool, default=False
+        Encode in log space (requires ``low >= 1`` and ``step == 1``).
+    step : int, default=1
+        Grid spacing; the last grid point may be below ``high`` when the range is not a
+        multiple of ``step``.
+
+    Raises
+    ------
+    TypeError
+        If a bound or the step is not an int, or ``log`` is not a bool.
+    ValueError
+        If ``low > high``, ``step < 1``, or ``log`` is set with ``low < 1`` or ``step != 1``.
+
+    Notes
+    -----
+    The coordinate covers [low - step/2, top + step/2], ``top`` being the last grid point, so
+    that each valid value owns a cell of equal width; values are encoded at the centres of their
+    cells and decoding rounds to the nearest grid point. Uniform sampling of the cube then gives
+    every value the same probability, which rounding a coordinate over [low, high] would not (the
+    two end values would get half cells). With ``log=True`` the same interval is mapped in log
+    space, as Optuna's Gaussian-process search space does: the cell of value k spans
+    [log(k - 1/2), log(k + 1/2)], so sampling is close to log-uniform over the integers.
+
+    Examples
+    --------
+    >>> Integer(1, 10).encode([1, 10]).ravel().tolist()
+    [0.05, 0.95]
+    """
+
+    low: int
+    high: int
+    log: bool = False
+    step: int = 1
+
+    def __post_init__(self) -> None:
+        owner = "Integer"
+        for name in ("low", "high", "step"):
+            value = getattr(self, name)
+            if not _is_integer(value):
+                raise TypeError(f"{owner}: `{name}` must be an int, got {value!r}.")
+            object.__setattr__(self, name, int(value))
+        log = _check_log_flag(self.log, owner)
+        object.__setattr__(self, "log", log)
+        if self.low > self.high:
+            raise ValueError(
+                f"{owner}: `low` must not exceed `high`, got low={self.low}, high={self.high}."
+            )
+        if self.step < 1:
+            raise ValueError(f"{owner}: `step` must be a positive int, got step={self.step}.")
+        if log and self.low < 1:
+            raise ValueError(f"{owner}: `log=True` requires `low >= 1`, got low={self.low}.")
+        if log and self.step != 1:
+            raise ValueError(f"{owner}: `log=True` requires `step == 1` (as in Optuna).")
+
+    def _check_value(self, value: Any) -> int:
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        if not _is_integer(value):
+            raise ValueError(f"expected an integer in [{self.low}, {self.high}], got {value!r}.")
+        if not self.low <= value <= self.high:
+            raise ValueError(f"value {value!r} is outside [{self.low}, {self.high}].")
+        return int(value)
+
+    def to_optuna(self) -> Any:
+        """Return the equivalent ``optuna.distributions.IntDistribution``.
+
+        Returns
+        -------
+        optuna.distributions.IntDistribution
+        """
+        from optuna.distributions import IntDistribution
+
+        top = self.low + self._n_steps * self.step
+        return IntDistribution(self.low, top, log=self.log, step=self.step)
+
+
+def _choice_key(value: Any) -> tuple[Any, Any]:
+    # Python has True == 1 == 1.0 (with equal hashes), so equality alone would make the choices
+    # [1, True] indistinguishable. Keying on the type as well keeps them apart; NaN gets a key of
+    # its own because it is not equal to itself.
+    if isinstance(value, float) and math.isnan(value):
+        return (float, "nan")
+    return (type(value), value)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A categorical hyperparameter, encoded one-hot.
+
+    Parameters
+    ----------
+    choices : sequence
+        The possible values, at least one, all distinct and hashable (typically ``str``,
+        ``int``, ``float``, ``bool`` or ``None``; tuples work too, for example for
+        ``hidden_layer_sizes``). NumPy scalars are stored as the equivalent Python objects.
+
+    Raises
+    ------
+    TypeError
+        If ``choices`` is a string or not a sequence, or a choice is not hashable.
+    ValueError
+        If ``choices`` is empty or contains a duplicate.
+
+    Notes
+    -----
+    Choices are told apart by type as well as by value, so ``Categorical([1, True, 1.0])`` has
+    three distinct choices and each decodes to itself, although ``1 == True == 1.0`` in Python.
+    The same rule applies when encoding: ``1.0`` is not accepted for the choices ``[1, 2]``.
+
+    Decoding takes the argmax of the parameter's coordinates; ties go to the lowest index.
+
+    Examples
+    --------
+    >>> c = Categorical(["gini", "entropy"])
+    >>> c.width, c.encode(["entropy"]).tolist()
+    (2, [[0.0, 1.0]])
+    """
+
+    choices: tuple[Any, ...] = field(compare=False)
+    _keys: tuple[tuple[Any, Any], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        owner = "Categorical"
+        choices = self.choices
+        if isinstance(choices, (str, bytes)) or not isinstance(choices, (Sequence, np.ndarray)):
+            raise TypeError(
+                f"{owner}: `choices` must be a list or tuple of values, got {choices!r}."
+            )
+        choices = tuple(_plain(c) for c in choices)
+        if not choices:
+            raise ValueError(f"{owner}: `choices` must contain at least one value.")
+        keys = []
+        for choice in choices:
+            try:
+                hash(choice)
+            except TypeError:
+                raise TypeError(
+                    f"{owner}: every choice must be hashable, got {choice!r}; "
+                    "use a tuple instead of a list."
+                ) from None
+            key = _choice_key(choice)
+            if key in keys:
+                raise ValueError(f"{owner}: `choices` contains {choice!r} more than once.")
+            keys.append(key)
+        object.__setattr__(self, "choices", choices)
+        object.__setattr__(self, "_keys", tuple(keys))
+
+    @property
+    def width(self) -> int:
+        """Number of cube coordinates the parameter takes: one per choice."""
+        return len(self.choices)
+
+    @cached_property
+    def _index(self) -> dict[tuple[Any, Any], int]:
+        return {key: i for i, key in enumerate(self._keys)}
+
+    def index_of(self, value: Any) -> int:
+        """Return the position of ``value`` among the choices.
+
+        Parameters
+        ----------
+        value : object
+            One of the choices (matched by type and value; a NumPy scalar matches the
+            equivalent Python object).
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValueError
+            If ``value`` is not one of the choices.
+        """
+        value = _plain(value)
+        try:
+            return self._index[_choice_key(value)]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"value {value!r} is not among the choices {list(self.choices)!r} "
+                "(choices are matched by type as well as value)."
+            ) from None
+
+    def encode(self, values: Sequence[Any]) -> np.ndarray:
+        """Encode values as one-hot rows.
+
+        Parameters
+        ----------
+        values : sequence
+            n values, each one of the choices.
+
+        Returns
+        -------
+        block : np.ndarray of shape (n, len(choices))
+
+        Raises
+        ------
+        ValueError
+            If a value is not one of the choices.
+        """
+        indices = [self.index_of(v) for v in values]
+        block = np.zeros((len(indices), self.width))
+        block[np.arange(len(indices)), indices] = 1.0
+        return block
+
+    def decode(self, block: np.ndarray) -> list[Any]:
+        """Decode rows of coordinates by argmax (ties go to the lowest index).
+
+        Parameters
+        ----------
+        block : np.ndarray of shape (n, len(choices))
+
+        Returns
+        -------
+        values : list
+            n choices (the choice objects themselves).
+        """
+        return [self.choices[i] for i in np.argmax(block, axis=1)]
+
+    def snap(self, block: np.ndarray) -> np.ndarray:
+        """Replace each row by the one-hot encoding of the choice it decodes to.
+
+        Parameters
+        ----------
+        block : np.ndarray of shape (n, len(choices))
+
+        Returns
+        -------
+        block : np.ndarray of shape (n, len(choices))
+        """
+        block = np.asarray(block, dtype=float)
+        snapped = np.zeros_like(block)
+        snapped[np.arange(block.shape[0]), np.argmax(block, axis=1)] = 1.0
+        return snapped
+
+    def to_optuna(self) -> Any:
+        """Return the equivalent ``optuna.distributions.CategoricalDistribution``.
+
+        Optuna looks choices up by equality only, so choices such as ``[1, True]`` that this
+        class tells apart are ambiguous there.
+
+        Returns
+        -------
+        optuna.distributions.CategoricalDistribution
+        """
+        from optuna.distributions import CategoricalDistribution
+
+        return CategoricalDistribution(self.choices)
+
+
+Dimension = Real | Integer | Categorical
+"""Any one hyperparameter of a :class:`SearchSpace`."""
+
+
+def _from_optuna(value: Any) -> Dimension | None:
+    # Only an object created with Optuna can be an Optuna distribution, and then Optuna is
+    # already imported: looking it up in sys.modules keeps this module free of the import cost.
+    distributions = sys.modules.get("optuna.distributions")
+    if distributions is None:
+        return None
+    if isinstance(value, distributions.FloatDistribution):
+        return Real(value.low, value.high, log=value.log, step=value.step)
+    if isinstance(value, distributions.IntDistribution):
+        return Integer(value.low, value.high, log=value.log, step=value.step)
+    if isinstance(value, distributions.CategoricalDistribution):
+        return Categorical(value.choices)
+    return None
+
+
+def _as_dimension(value: Any) -> Dimension:
+    if isinstance(value, (Real, Integer, Categorical)):
+        return value
+    dimension = _from_optuna(value)
+    if dimension is not None:
+        return dimension
+    if isinstance(value, list):
+        return Categorical(value)
+    if isinstance(value, tuple) and len(value) in (2, 3):
+        low, high = value[:2]
+        log = False
+        if len(value) == 3:
+            prior = value[2]
+            if not (isinstance(prior, str) and prior in _PRIORS):
+                raise ValueError(
+                    f"the third element of a (low, high, prior) tuple must be one of "
+                    f"{sorted(_PRIORS)}, got {prior!r}."
+                )
+            log = _PRIORS[prior]
+        if not (_is_number(low) and _is_number(high)):
+            raise TypeError(f"a (low, high) tuple needs two numbers, got {value!r}.")
+        if _is_integer(low) and _is_integer(high):
+            return Integer(low, high, log=log)
+        return Real(low, high, log=log)
+    raise TypeError(f"unsupported specification {value!r}; expected {_ACCEPTED_FORMS}.")
+
+
+class SearchSpace(Mapping[str, Dimension]):
+    """An ordered mapping from hyperparameter names to dimensions, encoded in [0, 1]^d.
+
+    Parameters
+    ----------
+    mapping : Mapping[str, object]
+        Parameter names (non-empty strings) to specifications, each one of: a :class:`Real`,
+        :class:`Integer` or :class:`Categorical`; an Optuna ``FloatDistribution``,
+        ``IntDistribution`` or ``CategoricalDistribution``; a list (categorical choices); a
+        ``(low, high)`` tuple (an :class:`Integer` if both bounds are ints, else a
+        :class:`Real`); or a ``(low, high, "uniform" | "log-uniform")`` tuple. A tuple is never
+        categorical. Another ``SearchSpace`` is copied. Conditional parameters are not supported.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Parameter names in order.
+    dim : int
+        Number of cube coordinates ``d``.
+    slices : Mapping[str, slice]
+        For each parameter, its columns in a cube point.
+
+    Raises
+    ------
+    TypeError
+        If ``mapping`` is not a mapping, a name is not a string, or a specification has an
+        unsupported type. The message names the parameter.
+    ValueError
+        If ``mapping`` is empty, a name is empty, or a specification is invalid (for example
+        ``low >= high``). The message names the parameter.
+
+    See Also
+    --------
+    Real, Integer, Categorical
+
+    Examples
+    --------
+    >>> space = SearchSpace({"C": (1e-3, 1e3, "log-uniform"), "kernel": ["rbf", "linear"]})
+    >>> space.dim
+    3
+    >>> u = space.to_unit({"C": 1.0, "kernel": "linear"})
+    >>> u.round(3).tolist()
+    [0.5, 0.0, 1.0]
+    >>> space.from_unit(u)
+    {'C': 1.0, 'kernel': 'linear'}
+    """
+
+    def __init__(self, mapping: Mapping[str, Any]) -> None:
+        if not isinstance(mapping, Mapping):
+            raise TypeError(
+                f"SearchSpace expects a mapping from parameter names to dimensions, "
+                f"got {type(mapping).__name__}."
+            )
+        if not mapping:
+            raise ValueError("SearchSpace needs at least one parameter; got an empty mapping.")
+        dimensions: dict[str, Dimension] = {}
+        for name, spec in mapping.items():
+            if not isinstance(name, str):
+                raise TypeError(f"parameter names must be strings, got {name!r}.")
+            if not name:
+                raise ValueError("parameter names must be non-empty strings.")
+            try:
+                dimensions[name] = _as_dimension(spec)
+            except (TypeError, ValueError) as err:
+                # The dimension classes do not know the parameter's name; add it.
+                raise type(err)(f"parameter {name!r}: {err}") from None
+        self._dimensions = dimensions
+        self._names = tuple(dimensions)
+        slices = {}
+        start = 0
+        for name, dimension in dimensions.items():
+            slices[name] = slice(start, start + dimension.width)
+            start += dimension.width
+        self._slices = slices
+        self._dim = start
+
+    def __getitem__(self, name: str) -> Dimension:
+        return self._dimensions[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"SearchSpace({self._dimensions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        # The order of the parameters fixes the layout of the cube, so it is part of equality
+        # between spaces (a plain Mapping's equality ignores it).
+        if isinstance(other, SearchSpace):
+            return list(self.items()) == list(other.items())
+        return super().__eq__(other)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Parameter names in order."""
+        return self._names
+
+    @property
+    def dim(self) -> int:
+        """Number of cube coordinates ``d`` (a categorical parameter counts one per choice)."""
+        return self._dim
+
+    @property
+    def slices(self) -> Mapping[str, slice]:
+        """For each parameter, the slice of its columns in a cube point."""
+        return MappingProxyType(self._slices)
+
+    def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
+        """Encode one configuration as a point of the cube.
+
+        Parameters
+        ----------
+        params : Mapping[str, object]
+            A value for every parameter of the space and nothing else. NumPy scalars are
+            accepted.
+
+        Returns
+        -------
+        u : np.ndarray of shape (d,)
+
+        Raises
+        ------
+        ValueError
+            If a parameter is missing or unknown, a numeric value is outside [low, high] or not
+            a number, or a categorical value is not among the choices.
+        """
+        return self.to_unit_many([params])[0]
+
+    def to_unit_many(self, params_list: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """Encode several configurations, one per row.
+
+        Parameters
+        ----------
+        params_list : sequence of Mapping[str, object]
+            n configurations, as for :meth:`to_unit`.
+
+        Returns
+        -------
+        U : np.ndarray of shape (n, d)
+
+        Raises
+        ------
+        ValueError
+            As :meth:`to_unit`; the message names the row and the parameter.
+        """
+        params_list = list(params_list)
+        for row, params in enumerate(params_list):
+            self._check_keys(params, row if len(params_list) > 1 else None)
+        U = np.empty((len(params_list), self._dim))
+        for name, dimension in self._dimensions.items():
+            values = [params[name] for params in params_list]
+            try:
+                U[:, self._slices[name]] = dimension.encode(values)
+            except ValueError as err:
+                raise ValueError(f"parameter {name!r}: {err}") from None
+        return U
+
+    def _check_keys(self, params: Any, row: int | None) -> None:
+        where = "" if row is None else f" (row {row})"
+        if not isinstance(params, Mapping):
+            raise TypeError(
+                f"expected a mapping from parameter names to values{where}, "
+                f"got {type(params).__name__}."
+            )
+        missing = [name for name in self._names if name not in params]
+        if missing:
+            raise ValueError(f"missing value for parameter(s) {missing}{where}.")
+        unknown = [name for name in params if name not in self._dimensions]
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {unknown}{where}; the space has {list(self._names)}."
+            )
+
+    def _as_points(self, U: Any, ndim: int, method: str) -> np.ndarray:
+        U = np.asarray(U, dtype=float)
+        expected = f"({self._dim},)" if ndim == 1 else f"(n, {self._dim})"
+        if U.ndim != ndim or U.shape[-1] != self._dim:
+            raise ValueError(f"{method} expects an array of shape {expected}, got shape {U.shape}.")
+        if np.isnan(U).any():
+            raise ValueError(f"{method} got NaN coordinates; cube points must be numbers.")
+        outside = (U < -_CUBE_TOLERANCE) | (U > 1.0 + _CUBE_TOLERANCE)
+        if outside.any():
+            position = tuple(int(i) for i in np.argwhere(outside)[0])
+            raise ValueError(
+                f"{method} got the coordinate {float(U[position])!r} at index {position}, "
+                f"outside the unit cube [0, 1] (tolerance {_CUBE_TOLERANCE})."
+            )
+        return np.clip(U, 0.0, 1.0)
+
+    def from_unit(self, u: np.ndarray) -> dict[str, Any]:
+        """Decode one point of the cube into a configuration.
+
+        Parameters
+        ----------
+        u : array-like of shape (d,)
+            A point of [0, 1]^d; coordinates off the cube by rounding error are clipped.
+
+        Returns
+        -------
+        params : dict
+            A valid value for every parameter: ``float`` for a :class:`Real`, ``int`` for an
+            :class:`Integer`, the choice itself for a :class:`Categorical`.
+
+        Raises
+        ------
+        ValueError
+            If ``u`` has the wrong shape, contains NaN, or lies outside the cube by more than
+            rounding error.
+        """
+        return self._decode(self._as_points(u, 1, "from_unit")[np.newaxis, :])[0]
+
+    def from_unit_many(self, U: np.ndarray) -> list[dict[str, Any]]:
+        """Decode n points of the cube, one per row.
+
+        Parameters
+        ----------
+        U : array-like of shape (n, d)
+
+        Returns
+        -------
+        params_list : list of dict
+            One configuration per row, as for :meth:`from_unit`.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`from_unit`.
+        """
+        return self._decode(self._as_points(U, 2, "from_unit_many"))
+
+    def _decode(self, U: np.ndarray) -> list[dict[str, Any]]:
+        columns = {
+            name: dimension.decode(U[:, self._slices[name]])
+            for name, dimension in self._dimensions.items()
+        }
+        return [{name: columns[name][i] for name in self._names} for i in range(U.shape[0])]
+
+    def snap(self, U: np.ndarray) -> np.ndarray:
+        """Map cube points to the canonical encoding of the configurations they decode to.
+
+        This is ``to_unit(from_unit(u))`` row by row, vectorised: discrete coordinates move to
+        the centre of their cell, categorical blocks become one-hot, and continuous coordinates
+        stay where they are (re-encoding them would only add rounding error). The result
+        decodes to the same configuration as ``U`` and is a fixed point of ``snap``.
+
+        Parameters
+        ----------
+        U : array-like of shape (d,) or (n, d)
+            Points of the cube; coordinates off the cube by rounding error are clipped.
+
+        Returns
+        -------
+        np.ndarray of the same shape as ``U``
+
+        Raises
+        ------
+        ValueError
+            If ``U`` has the wrong shape, contains NaN, or lies outside the cube by more than
+            rounding error.
+        """
+        U = np.asarray(U, dtype=float)
+        if U.ndim not in (1, 2):
+            raise ValueError(
+                f"snap expects shape ({self._dim},) or (n, {self._dim}), got {U.shape}."
+            )
+        points = self._as_points(U.reshape(-1, U.shape[-1]), 2, "snap")
+        snapped = np.empty_like(points)
+        for name, dimension in self._dimensions.items():
+            columns = self._slices[name]
+            snapped[:, columns] = dimension.snap(points[:, columns])
+        return snapped.reshape(U.shape)
+
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[dict[str, Any]]:
+        """Draw n configurations by decoding uniform points of the cube.
+
+        Real parameters are sampled uniformly (log-uniformly with ``log=True``), integers
+        uniformly over their values (log-uniformly over cells with ``log=True``) and categorical
+        parameters uniformly over their choices.
+
+        Parameters
+        ----------
+        n : int
+            Number of configurations (zero or more).
+        rng : np.random.Generator, int or None, default=None
+            A generator, or a seed for ``np.random.default_rng``.
+
+        Returns
+        -------
+        params_list : list of dict
+        """
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError(f"`n` must be non-negative, got {n}.")
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        return self.from_unit_many(rng.random((n, self._dim)))
+
+    def to_optuna(self) -> dict[str, Any]:
+        """Return the equivalent Optuna search space, name -> distribution.
+
+        Returns
+        -------
+        dict of str to optuna.distributions.BaseDistribution
+        """
+        return {name: dimension.to_optuna() for name, dimension in self._dimensions.items()}
