@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.zhou_tan import run_trial
 
-GRID_BETA = [1.0, 0.2, 0.05, 0.01, 0.002]
+GRID_BETA = [1.0, 0.2, 0.05, 0.01, 0.002, 0.0005]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
         out["moma_k"][setting] = row
         for alg in ["ata", "moma"]:
             rowq = {}
-            for q in [2.0, 8.0, 32.0]:
+            for q in [1.0, 4.0, 16.0]:
                 rowq[str(q)] = mean_regret(alg, setting, kernel, eps, {"q": q})
                 print(alg, setting, "q", q, round(rowq[str(q)], 1), file=sys.stderr)
             out["q"].setdefault(alg, {})[setting] = rowq

@@ -1,3 +1,4 @@
+import itertools
 import json
 import math
 
@@ -17,4 +18,14 @@ def test_zhou_tan_quick_mode_writes_a_summary_and_a_plot(tmp_path):
             assert len(curve) == 40
             # Cumulative regret is non-decreasing and finite.
             assert all(math.isfinite(c) for c in curve)
-            assert all(b >= a - 1e-9 for a, b in zip(curve, curve[1:], strict=False))
+            assert all(b >= a - 1e-9 for a, b in itertools.pairwise(curve))
+
+
+def test_speed_quick_mode_times_every_algorithm(tmp_path):
+    from benchmarks import speed
+
+    results = speed.main(["--quick", "--out", str(tmp_path)])
+    assert (tmp_path / "speed_quick.json").exists()
+    for alg in speed.ALGORITHMS:
+        for row in results["timings"][alg].values():
+            assert row["ask_seconds"] >= 0 and row["tell_seconds"] >= 0

@@ -28,7 +28,19 @@ from scipy import linalg
 
 from ..features import NystromEmbedding, ridge_leverage_sample
 
-__all__ = ["NystromModel", "default_q"]
+__all__ = ["DEFAULT_Q", "NystromModel", "check_q", "default_q"]
+
+#: Practical Nyström oversampling (see docs/optimizers.md for how it was chosen).
+DEFAULT_Q = 4.0
+
+
+def check_q(q: float | str) -> float | str:
+    """Validate ``q``: a positive float or ``"theory"``."""
+    if q == "theory":
+        return q
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not (math.isfinite(q) and q > 0):
+        raise ValueError(f'q must be a float > 0 or "theory", got {q!r}.')
+    return float(q)
 
 
 def default_q(horizon: int, delta: float, accuracy: float) -> float:

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._nystrom import NystromModel, default_q
+from ._nystrom import DEFAULT_Q, NystromModel, check_q, default_q
 from .base import BaseOptimizer, _check_unit_interval
 
 __all__ = ["MoMAGPUCB", "median_of_means_index"]
@@ -100,8 +100,8 @@ class MoMAGPUCB(BaseOptimizer):
         Corollary 1) or ``R^2`` (non-private).
     horizon : int, optional
         ``T`` in the theorem's parameters; ``None`` reads it as the current round.
-    q : float, optional
-        Nyström oversampling; default the theorem's value.
+    q : float or "theory", default=4.0
+        Nyström oversampling (see :class:`~privtune.optimizers.ATAGPUCB`).
     nystrom_accuracy : float, default=0.5
         The theorem's ``varepsilon`` in (0, 1).
     **kwargs
@@ -121,7 +121,7 @@ class MoMAGPUCB(BaseOptimizer):
         alpha: float = 1.0,
         c: float | None = None,
         horizon: int | None = None,
-        q: float | None = None,
+        q: float | str = DEFAULT_Q,
         nystrom_accuracy: float = 0.5,
         **kwargs,
     ) -> None:
@@ -147,9 +147,7 @@ class MoMAGPUCB(BaseOptimizer):
             raise ValueError(f"c must be > 0, got {c!r}.")
         self.c = float(c)
         self.nystrom_accuracy = _check_unit_interval("nystrom_accuracy", nystrom_accuracy)
-        if q is not None and not q > 0:
-            raise ValueError(f"q must be > 0, got {q!r}.")
-        self.q = q
+        self.q = check_q(q)
         self._open: list[_Epoch] = []
         self._done: list[_Epoch] = []
         self._model = NystromModel.prior(self.kernel, self.lam, self.dim)
@@ -205,7 +203,9 @@ class MoMAGPUCB(BaseOptimizer):
         Y = np.array([e.ys for e in self._done])  # (n, k): row i holds y_{i,1..k}
         _, sigma2_prev = self._model.posterior(X)
         T = self.horizon if self.horizon is not None else max(self.t, 1)
-        q = self.q if self.q is not None else default_q(T, self.delta, self.nystrom_accuracy)
+        q = self.q
+        if q == "theory":
+            q = default_q(T, self.delta, self.nystrom_accuracy)
         model = NystromModel.sample(self.kernel, self.lam, X, sigma2_prev, q, self._stream(n))
         if model.m:
             Theta = model.solve(model.Phi.T @ Y)  # (m, k): theta_{n,j}
