@@ -132,19 +132,28 @@ class NystromModel:
         var = prior - np.sum(F * F, axis=1) + self.lam * np.sum(F.T * self.solve(F.T), axis=0)
         return mean, np.maximum(var, 0.0)
 
-    def with_pending(self, P: np.ndarray):
-        """A function ``Z -> (mean, variance)`` whose variance also conditions on ``P``.
+    def with_pending(self, P: np.ndarray, lie: float | None = None):
+        """A function ``Z -> (mean, variance)`` that also conditions on pending points ``P``.
 
-        Built once per ask: the dictionary is extended by ``P`` and ``V`` gets the pending
-        points' features; the mean is this model's.
+        Built once per ask. Variance: the dictionary is extended by ``P`` and ``V`` gets the
+        pending points' features. Mean: with ``lie``, the pending points count as observations
+        of value ``lie``, ``theta + (V + Phi_P^T Phi_P)^{-1} Phi_P^T (lie - Phi_P theta)``;
+        without, it is this model's mean.
         """
         X_fit = self.X_fit if self.X_fit is not None else np.zeros((0, P.shape[1]))
         D = np.vstack([self.embedding.X_dict.reshape(-1, P.shape[1]), P])
         emb = NystromEmbedding(self.kernel, D)
         aug = NystromModel(self.kernel, self.lam, emb, emb.transform(np.vstack([X_fit, P])))
 
+        theta = self.theta
+        if lie is not None and self.m:
+            FP = self.embedding.transform(P)
+            theta = theta + linalg.solve(
+                self.V + FP.T @ FP, FP.T @ (lie - FP @ self.theta), assume_a="pos"
+            )
+
         def posterior(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            mean, _ = self._posterior(Z)
+            mean = self.embedding.transform(Z) @ theta if self.m else np.zeros(Z.shape[0])
             _, var = aug._posterior(Z)
             return mean, var
 

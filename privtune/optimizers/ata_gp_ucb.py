@@ -67,7 +67,7 @@ class ATAGPUCB(BaseOptimizer):
         ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
     """
 
-    default_beta_scale = 0.2
+    default_beta_scale = 0.002
 
     def __init__(
         self,
@@ -156,7 +156,7 @@ class ATAGPUCB(BaseOptimizer):
         return self._model.posterior(X, P)
 
     def _posterior_given(self, P):
-        return self._model._posterior if P is None else self._model.with_pending(P)
+        return self._model._posterior if P is None else self._model.with_pending(P, self._lie())
 
     def _rebuild(self) -> None:
         X, y = self.X, self.y

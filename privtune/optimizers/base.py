@@ -8,8 +8,9 @@ their declared ``value_range`` before telling them.
 
 State is a function of the told history (x, y in order) and the seed, so a stateless caller
 (an Optuna sampler shared by many workers) can rebuild an optimizer by replaying the history.
-Asked-but-not-told points are *pending*: they carry no value but shrink the posterior variance
-around themselves (GP-BUCB's hallucination), so a batch of asks spreads out.
+Asked-but-not-told points are *pending*: they shrink the posterior variance around themselves
+(GP-BUCB's hallucination) and count, for the acquisition only, as if they had returned the lowest
+posterior mean among the told points (the constant liar), so a batch of asks spreads out.
 
 Notation
 --------
@@ -302,8 +303,21 @@ class BaseOptimizer:
         raise NotImplementedError
 
     def _posterior_given(self, P: np.ndarray | None):
-        """``Z -> (mean, variance)`` with pending points ``P``; subclasses may precompute."""
+        """``Z -> (mean, variance)`` for the acquisition, given pending points ``P``.
+
+        Pending points shrink the variance (GP-BUCB) and, through :meth:`_lie`, lower the mean
+        around themselves (the constant liar): with the small practical ``beta`` the variance
+        alone would not keep a batch from piling up on the mean's maximiser.
+        """
         return lambda Z: self._posterior(Z, P)
+
+    def _lie(self) -> float:
+        """The constant liar's value for pending points: the lowest posterior mean among the
+        told points (pessimistic, so a batch spreads out; Ginsbourger et al. 2010)."""
+        if self.t == 0:
+            return 0.0
+        mean, _ = self._posterior(self.X, None)
+        return float(np.min(mean))
 
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         beta = self.beta

@@ -85,8 +85,14 @@ class _IncrementalGP:
         """Empirical information gain ``1/2 ln det(I + K_t / lam)``."""
         return 0.5 * (self.log_det - self.n * math.log(self.lam))
 
-    def posterior(self, Z: np.ndarray, P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance at ``Z``; pending points ``P`` shrink the variance only."""
+    def posterior(
+        self, Z: np.ndarray, P: np.ndarray | None, lie: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance at ``Z`` given pending points ``P``.
+
+        Pending points shrink the variance (GP-BUCB); with ``lie`` they also enter the mean
+        as if they had returned the value ``lie`` (the constant liar).
+        """
         n = self.n
         prior = self.kernel.diag(Z)
         if n == 0 and P is None:
@@ -113,6 +119,9 @@ class _IncrementalGP:
             LP = linalg.cholesky(S + 1e-12 * np.eye(P.shape[0]), lower=True)
             W = linalg.solve_triangular(LP, self.kernel(P, Z) - C.T @ V, lower=True)
             var = var - np.sum(W * W, axis=0)
+            if lie is not None:
+                mean_P = self.kernel(P, self._X[:n]) @ self.alpha if n else np.zeros(P.shape[0])
+                mean = mean + W.T @ linalg.solve_triangular(LP, lie - mean_P, lower=True)
         return mean, np.maximum(var, 0.0)
 
 
@@ -135,6 +144,10 @@ class _ExactGPOptimizer(BaseOptimizer):
 
     def _posterior(self, X, P):
         return self._gp.posterior(X, P)
+
+    def _posterior_given(self, P):
+        lie = self._lie() if P is not None else None
+        return lambda Z: self._gp.posterior(Z, P, lie)
 
     def _rebuild(self) -> None:
         self._gp = _IncrementalGP(self.kernel, self.lam, self.dim)
@@ -218,7 +231,7 @@ class TGPUCB(_ExactGPOptimizer):
         ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
     """
 
-    default_beta_scale = 0.2
+    default_beta_scale = 0.0005
 
     def __init__(
         self,

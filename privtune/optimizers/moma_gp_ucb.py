@@ -20,7 +20,7 @@ with ``c`` the bound on ``E|eta|^{1+alpha}`` (LDP:
 
 Deviations, named: the theoretical ``k`` is in the hundreds for any useful ``T`` (295 at
 T = 1000, delta = 0.05), which leaves a handful of epochs; the default is the practical
-``k = 9`` (chosen on the synthetic benchmark, see docs/benchmarks.md) and ``k="theory"`` gives
+``k = 3`` (chosen on the synthetic benchmark, see docs/benchmarks.md) and ``k="theory"`` gives
 the theorem's value. Epochs complete when their ``k``-th reward is told, possibly out of order
 when several are evaluated in parallel; the model is refitted at each completion over the
 completed epochs in completion order.
@@ -38,7 +38,7 @@ from .base import BaseOptimizer, _check_unit_interval
 __all__ = ["MoMAGPUCB", "median_of_means_index"]
 
 #: The practical default number of plays per epoch.
-DEFAULT_K = 9
+DEFAULT_K = 3
 
 
 def median_of_means_index(Theta: np.ndarray, V: np.ndarray) -> tuple[int, np.ndarray]:
@@ -91,7 +91,7 @@ class MoMAGPUCB(BaseOptimizer):
     ----------
     dim : int
         Dimension of the unit cube.
-    k : int or "theory", default=9
+    k : int or "theory", default=3
         Plays per epoch. ``"theory"`` is ``ceil(24 ln(4 e T / delta))`` (needs ``horizon``).
     alpha : float, default=1.0
         Moment order, in (0, 1].
@@ -111,7 +111,7 @@ class MoMAGPUCB(BaseOptimizer):
         ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
     """
 
-    default_beta_scale = 0.2
+    default_beta_scale = 0.0005
 
     def __init__(
         self,
@@ -218,7 +218,7 @@ class MoMAGPUCB(BaseOptimizer):
         return self._model.posterior(X, P)
 
     def _posterior_given(self, P):
-        return self._model._posterior if P is None else self._model.with_pending(P)
+        return self._model._posterior if P is None else self._model.with_pending(P, self._lie())
 
     def _rebuild(self) -> None:
         self._model = NystromModel.prior(self.kernel, self.lam, self.dim)
