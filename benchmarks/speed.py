@@ -26,15 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from privtune.optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.zhou_tan import ALGORITHMS
 
-ALGORITHMS = {
-    "moma": MoMAGPUCB,
-    "tgp": TGPUCB,
-    "ata": ATAGPUCB,
-    "gp-ucb": GPUCB,
-    "random": RandomSearch,
-}
 DIM = 2
 
 
