@@ -151,8 +151,12 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     keys = list(results["settings"])
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.4), squeeze=False)
-    for ax, key in zip(axes[0], keys, strict=True):
+    ncols = min(3, len(keys))
+    nrows = -(-len(keys) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+    for ax in axes.flat[len(keys) :]:
+        ax.set_visible(False)
+    for ax, key in zip(axes.flat, keys, strict=False):
         for alg, entry in results["settings"][key]["algorithms"].items():
             ax.plot(np.arange(1, len(entry["curve_mean"]) + 1), entry["curve_mean"], label=alg)
         ax.set_title(key, fontsize=9)

@@ -111,7 +111,7 @@ class MoMAGPUCB(BaseOptimizer):
         ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
     """
 
-    default_beta_scale = 0.0005
+    default_beta_scale = 0.01
 
     def __init__(
         self,
