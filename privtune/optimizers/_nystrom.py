@@ -27,8 +27,9 @@ import numpy as np
 from scipy import linalg
 
 from ..features import NystromEmbedding, ridge_leverage_sample
+from .base import BaseOptimizer, _check_unit_interval, check_alpha
 
-__all__ = ["DEFAULT_Q", "NystromModel", "check_q", "default_q"]
+__all__ = ["DEFAULT_Q", "NystromModel", "NystromOptimizer", "check_q", "default_q"]
 
 #: Practical Nyström oversampling (see docs/optimizers.md for how it was chosen).
 DEFAULT_Q = 4.0
@@ -158,3 +159,72 @@ class NystromModel:
             return mean, var
 
         return posterior
+
+
+class NystromOptimizer(BaseOptimizer):
+    """Shared machinery of ATA- and MoMA-GP-UCB: the parameters of the Nyström dictionary and
+    the approximate posterior of :class:`NystromModel`.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the unit cube.
+    alpha : float, default=1.0
+        Moment order, in (0, 1].
+    horizon : int, optional
+        ``T`` in the theorems' parameters; ``None`` reads it as the current round.
+    q : float or "theory", default=4.0
+        Nyström oversampling.
+    nystrom_accuracy : float, default=0.5
+        The theorems' ``varepsilon`` in (0, 1).
+    **kwargs
+        As in :class:`~privtune.optimizers.base.BaseOptimizer`.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        alpha: float = 1.0,
+        horizon: int | None = None,
+        q: float | str = DEFAULT_Q,
+        nystrom_accuracy: float = 0.5,
+        **kwargs,
+    ) -> None:
+        super().__init__(dim, **kwargs)
+        if horizon is not None and (
+            isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1
+        ):
+            raise ValueError(f"horizon must be a positive integer or None, got {horizon!r}.")
+        self.horizon = horizon
+        self.alpha = check_alpha(alpha)
+        self.nystrom_accuracy = _check_unit_interval("nystrom_accuracy", nystrom_accuracy)
+        self.q = check_q(q)
+        self._model = NystromModel.prior(self.kernel, self.lam, self.dim)
+
+    @property
+    def m(self) -> int:
+        """Current embedding dimension (``m_t`` or ``m_n``)."""
+        return self._model.m
+
+    def _T(self) -> int:
+        return self.horizon if self.horizon is not None else max(self.t, 1)
+
+    def _sample_model(self, X: np.ndarray, key: int) -> NystromModel:
+        """Algorithm 4 over ``X`` with the current model's variances and the resolved ``q``."""
+        _, sigma2_prev = self._model.posterior(X)
+        q = self.q
+        if q == "theory":
+            q = default_q(self._T(), self.delta, self.nystrom_accuracy)
+        return NystromModel.sample(self.kernel, self.lam, X, sigma2_prev, q, self._stream(key))
+
+    def _posterior(self, X, P):
+        return self._model.posterior(X, P)
+
+    def _posterior_given(self, P):
+        return self._model._posterior if P is None else self._model.with_pending(P, self._lie())
+
+    def _mean(self, X):
+        if self.m == 0:
+            return np.zeros(X.shape[0])
+        return self._model.embedding.transform(X) @ self._model.theta

@@ -31,13 +31,12 @@ import math
 
 import numpy as np
 
-from ._nystrom import DEFAULT_Q, NystromModel, check_q, default_q
-from .base import BaseOptimizer, _check_unit_interval
+from ._nystrom import DEFAULT_Q, NystromModel, NystromOptimizer
 
 __all__ = ["ATAGPUCB"]
 
 
-class ATAGPUCB(BaseOptimizer):
+class ATAGPUCB(NystromOptimizer):
     """ATA-GP-UCB and LDP-ATA-GP-UCB (Zhou & Tan 2021, Algorithm 1).
 
     Privacy model: learns from privatized rewards only (epsilon-LDP comes from the curator,
@@ -80,10 +79,9 @@ class ATAGPUCB(BaseOptimizer):
         nystrom_accuracy: float = 0.5,
         **kwargs,
     ) -> None:
-        super().__init__(dim, **kwargs)
-        if not (0.0 < alpha <= 1.0):
-            raise ValueError(f"alpha must be in (0, 1], got {alpha!r}.")
-        self.alpha = float(alpha)
+        super().__init__(
+            dim, alpha=alpha, horizon=horizon, q=q, nystrom_accuracy=nystrom_accuracy, **kwargs
+        )
         if v is None:
             v = self.B**2 + self.R**2
             if self.epsilon is not None:
@@ -91,21 +89,7 @@ class ATAGPUCB(BaseOptimizer):
         if v <= 0:
             raise ValueError(f"v must be > 0, got {v!r}.")
         self.v = float(v)
-        if horizon is not None and (not isinstance(horizon, (int, np.integer)) or horizon < 1):
-            raise ValueError(f"horizon must be a positive integer or None, got {horizon!r}.")
-        self.horizon = horizon
-        self.nystrom_accuracy = _check_unit_interval("nystrom_accuracy", nystrom_accuracy)
-        self.q = check_q(q)
         self._b: list[float] = []  # b_tau for every told round
-        self._model = NystromModel.prior(self.kernel, self.lam, self.dim)
-
-    @property
-    def m(self) -> int:
-        """Current embedding dimension ``m_t``."""
-        return self._model.m
-
-    def _T(self) -> int:
-        return self.horizon if self.horizon is not None else max(self.t, 1)
 
     def _log_term(self) -> float:
         return math.log(4.0 * max(self.m, 1) * self._T() / self.delta)
@@ -136,11 +120,7 @@ class ATAGPUCB(BaseOptimizer):
     def _update(self) -> None:
         t = self.t
         X, y = self.X, self.y
-        _, sigma2_prev = self._model.posterior(X)
-        q = self.q
-        if q == "theory":
-            q = default_q(self._T(), self.delta, self.nystrom_accuracy)
-        model = NystromModel.sample(self.kernel, self.lam, X, sigma2_prev, q, self._stream(t))
+        model = self._sample_model(X, t)
         self._model = model
         self._b.append(self.b_t(t))
         if model.m == 0:
@@ -151,12 +131,6 @@ class ATAGPUCB(BaseOptimizer):
         keep = np.abs(contrib) <= np.asarray(self._b)[None, :]
         r_hat = np.sum(contrib * keep, axis=1)
         model.theta = V_isqrt @ r_hat
-
-    def _posterior(self, X, P):
-        return self._model.posterior(X, P)
-
-    def _posterior_given(self, P):
-        return self._model._posterior if P is None else self._model.with_pending(P, self._lie())
 
     def _rebuild(self) -> None:
         X, y = self.X, self.y

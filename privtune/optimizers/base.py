@@ -56,6 +56,13 @@ def _check_unit_interval(name: str, value) -> float:
     return v
 
 
+def check_alpha(alpha) -> float:
+    """Validate the moment order ``alpha`` in (0, 1] of the heavy-tailed algorithms."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}.")
+    return float(alpha)
+
+
 def check_points(name: str, X, dim: int, *, allow_empty: bool = False) -> np.ndarray:
     """Validate an ``(n, dim)`` array of points inside the unit cube."""
     arr = np.asarray(X, dtype=float)
@@ -184,10 +191,9 @@ class BaseOptimizer:
         Randomness inside the model update (Nyström sampling) uses it, so replaying a history
         reproduces the model exactly whatever asks were made in between.
         """
-        base = 0 if self.seed is None else int(self.seed)
         if self.seed is None:
             return np.random.default_rng()
-        return np.random.default_rng([base, *key])
+        return np.random.default_rng([int(self.seed), *key])
 
     # -- the contract --------------------------------------------------------------------------
     def ask(self, candidates=None, *, pending=None) -> np.ndarray:
@@ -279,8 +285,7 @@ class BaseOptimizer:
         if self.t == 0:
             raise RuntimeError("recommend() needs at least one told reward.")
         U = np.unique(self.X, axis=0)
-        mean, _ = self._posterior(U, None)
-        return U[int(np.argmax(mean))].copy()
+        return U[int(np.argmax(self._mean(U)))].copy()
 
     @property
     def beta(self) -> float:
@@ -297,6 +302,10 @@ class BaseOptimizer:
 
     def _posterior(self, X: np.ndarray, P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError  # pragma: no cover - abstract
+
+    def _mean(self, X: np.ndarray) -> np.ndarray:
+        """Posterior mean only (subclasses skip the variance, the costly part)."""
+        return self._posterior(X, None)[0]
 
     def _rebuild(self) -> None:  # pragma: no cover - abstract
         """Recompute the model from the history (after the kernel changed)."""
@@ -316,8 +325,7 @@ class BaseOptimizer:
         told points (pessimistic, so a batch spreads out; Ginsbourger et al. 2010)."""
         if self.t == 0:
             return 0.0
-        mean, _ = self._posterior(self.X, None)
-        return float(np.min(mean))
+        return float(np.min(self._mean(self.X)))
 
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         beta = self.beta

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from .base import BaseOptimizer
+from .base import BaseOptimizer, check_alpha
 
 __all__ = ["GPUCB", "TGPUCB", "RandomSearch"]
 
@@ -85,44 +85,61 @@ class _IncrementalGP:
         """Empirical information gain ``1/2 ln det(I + K_t / lam)``."""
         return 0.5 * (self.log_det - self.n * math.log(self.lam))
 
-    def posterior(
-        self, Z: np.ndarray, P: np.ndarray | None, lie: float | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance at ``Z`` given pending points ``P``.
+    def mean(self, Z: np.ndarray) -> np.ndarray:
+        """Posterior mean at ``Z`` (O(n t), no variance)."""
+        if self.n == 0:
+            return np.zeros(Z.shape[0])
+        return self.kernel(Z, self._X[: self.n]) @ self.alpha
 
-        Pending points shrink the variance (GP-BUCB); with ``lie`` they also enter the mean
-        as if they had returned the value ``lie`` (the constant liar).
-        """
+    def _mean_var(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean, variance and ``V = L^{-1} k_t(Z)`` (reused by the pending-point update)."""
         n = self.n
         prior = self.kernel.diag(Z)
-        if n == 0 and P is None:
-            return np.zeros(Z.shape[0]), prior
-        if n:
-            L = self._L[:n, :n]
-            Kzx = self.kernel(Z, self._X[:n])
-            mean = Kzx @ self.alpha
-            V = linalg.solve_triangular(L, Kzx.T, lower=True)
-            var = prior - np.sum(V * V, axis=0)
-        else:
-            mean = np.zeros(Z.shape[0])
-            V = np.zeros((0, Z.shape[0]))
-            var = prior.copy()
-        if P is not None:
-            # Condition the variance on the pending points too (their values are unknown,
-            # the variance does not need them): the Schur complement block of [X; P].
-            C = (
-                linalg.solve_triangular(self._L[:n, :n], self.kernel(self._X[:n], P), lower=True)
-                if n
-                else np.zeros((0, P.shape[0]))
-            )
-            S = self.kernel(P) + self.lam * np.eye(P.shape[0]) - C.T @ C
-            LP = linalg.cholesky(S + 1e-12 * np.eye(P.shape[0]), lower=True)
+        if n == 0:
+            return np.zeros(Z.shape[0]), prior, np.zeros((0, Z.shape[0]))
+        Kzx = self.kernel(Z, self._X[:n])
+        V = linalg.solve_triangular(self._L[:n, :n], Kzx.T, lower=True)
+        return Kzx @ self.alpha, prior - np.sum(V * V, axis=0), V
+
+    def posterior(
+        self, Z: np.ndarray, P: np.ndarray | None = None, lie: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance at ``Z`` given pending points ``P`` (see :meth:`with_pending`)."""
+        if P is None:
+            mean, var, _ = self._mean_var(Z)
+            return mean, np.maximum(var, 0.0)
+        return self.with_pending(P, lie)(Z)
+
+    def with_pending(self, P: np.ndarray, lie: float | None = None):
+        """A function ``Z -> (mean, variance)`` that also conditions on pending points ``P``.
+
+        Pending points shrink the variance (GP-BUCB: the Schur-complement block of the factor of
+        ``[X; P]``, values not needed); with ``lie`` they also enter the mean as if they had
+        returned ``lie`` (the constant liar). The block depends on ``P`` only, so it is built
+        once per ask and reused at every point the acquisition optimiser evaluates.
+        """
+        n = self.n
+        L = self._L[:n, :n]
+        C = (
+            linalg.solve_triangular(L, self.kernel(self._X[:n], P), lower=True)
+            if n
+            else np.zeros((0, P.shape[0]))
+        )
+        S = self.kernel(P) + self.lam * np.eye(P.shape[0]) - C.T @ C
+        LP = linalg.cholesky(S + 1e-12 * np.eye(P.shape[0]), lower=True)
+        shift = None
+        if lie is not None:
+            shift = linalg.solve_triangular(LP, lie - self.mean(P), lower=True)
+
+        def posterior(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            mean, var, V = self._mean_var(Z)
             W = linalg.solve_triangular(LP, self.kernel(P, Z) - C.T @ V, lower=True)
             var = var - np.sum(W * W, axis=0)
-            if lie is not None:
-                mean_P = self.kernel(P, self._X[:n]) @ self.alpha if n else np.zeros(P.shape[0])
-                mean = mean + W.T @ linalg.solve_triangular(LP, lie - mean_P, lower=True)
-        return mean, np.maximum(var, 0.0)
+            if shift is not None:
+                mean = mean + W.T @ shift
+            return mean, np.maximum(var, 0.0)
+
+        return posterior
 
 
 class _ExactGPOptimizer(BaseOptimizer):
@@ -146,8 +163,10 @@ class _ExactGPOptimizer(BaseOptimizer):
         return self._gp.posterior(X, P)
 
     def _posterior_given(self, P):
-        lie = self._lie() if P is not None else None
-        return lambda Z: self._gp.posterior(Z, P, lie)
+        return self._gp.posterior if P is None else self._gp.with_pending(P, self._lie())
+
+    def _mean(self, X):
+        return self._gp.mean(X)
 
     def _rebuild(self) -> None:
         self._gp = _IncrementalGP(self.kernel, self.lam, self.dim)
@@ -242,9 +261,7 @@ class TGPUCB(_ExactGPOptimizer):
         **kwargs,
     ) -> None:
         super().__init__(dim, **kwargs)
-        if not (0.0 < alpha <= 1.0):
-            raise ValueError(f"alpha must be in (0, 1], got {alpha!r}.")
-        self.alpha = float(alpha)
+        self.alpha = check_alpha(alpha)
         self.v = float(self.B**2 + self.R**2 if v is None else v)
         if self.v <= 0:
             raise ValueError(f"v must be > 0, got {v!r}.")

@@ -32,8 +32,7 @@ import math
 
 import numpy as np
 
-from ._nystrom import DEFAULT_Q, NystromModel, check_q, default_q
-from .base import BaseOptimizer, _check_unit_interval
+from ._nystrom import DEFAULT_Q, NystromModel, NystromOptimizer
 
 __all__ = ["MoMAGPUCB", "median_of_means_index"]
 
@@ -76,7 +75,7 @@ class _Epoch:
         self.ys: list[float] = []
 
 
-class MoMAGPUCB(BaseOptimizer):
+class MoMAGPUCB(NystromOptimizer):
     """MoMA-GP-UCB and LDP-MoMA-GP-UCB (Zhou & Tan 2021, Algorithm 3).
 
     ``ask`` returns the current epoch's point until it has been handed out ``k`` times (told
@@ -125,10 +124,9 @@ class MoMAGPUCB(BaseOptimizer):
         nystrom_accuracy: float = 0.5,
         **kwargs,
     ) -> None:
-        super().__init__(dim, **kwargs)
-        if horizon is not None and (not isinstance(horizon, (int, np.integer)) or horizon < 1):
-            raise ValueError(f"horizon must be a positive integer or None, got {horizon!r}.")
-        self.horizon = horizon
+        super().__init__(
+            dim, alpha=alpha, horizon=horizon, q=q, nystrom_accuracy=nystrom_accuracy, **kwargs
+        )
         if k == "theory":
             if horizon is None:
                 raise ValueError('k="theory" needs the horizon T: pass horizon=T.')
@@ -136,9 +134,6 @@ class MoMAGPUCB(BaseOptimizer):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f'k must be a positive integer or "theory", got {k!r}.')
         self.k = int(k)
-        if not (0.0 < alpha <= 1.0):
-            raise ValueError(f"alpha must be in (0, 1], got {alpha!r}.")
-        self.alpha = float(alpha)
         if c is None:
             c = self.R**2
             if self.epsilon is not None:
@@ -146,22 +141,14 @@ class MoMAGPUCB(BaseOptimizer):
         if c <= 0:
             raise ValueError(f"c must be > 0, got {c!r}.")
         self.c = float(c)
-        self.nystrom_accuracy = _check_unit_interval("nystrom_accuracy", nystrom_accuracy)
-        self.q = check_q(q)
         self._open: list[_Epoch] = []
         self._done: list[_Epoch] = []
-        self._model = NystromModel.prior(self.kernel, self.lam, self.dim)
         self.k_star_history: list[int] = []
 
     @property
     def n_epochs(self) -> int:
         """Number of completed epochs ``n``."""
         return len(self._done)
-
-    @property
-    def m(self) -> int:
-        """Current embedding dimension ``m_n``."""
-        return self._model.m
 
     def beta_t(self) -> float:
         a = self.alpha
@@ -201,24 +188,13 @@ class MoMAGPUCB(BaseOptimizer):
         n = self.n_epochs
         X = np.array([e.x for e in self._done])
         Y = np.array([e.ys for e in self._done])  # (n, k): row i holds y_{i,1..k}
-        _, sigma2_prev = self._model.posterior(X)
-        T = self.horizon if self.horizon is not None else max(self.t, 1)
-        q = self.q
-        if q == "theory":
-            q = default_q(T, self.delta, self.nystrom_accuracy)
-        model = NystromModel.sample(self.kernel, self.lam, X, sigma2_prev, q, self._stream(n))
+        model = self._sample_model(X, n)
         if model.m:
             Theta = model.solve(model.Phi.T @ Y)  # (m, k): theta_{n,j}
             k_star, _ = median_of_means_index(Theta, model.V)
             model.theta = Theta[:, k_star]
             self.k_star_history.append(k_star)
         self._model = model
-
-    def _posterior(self, X, P):
-        return self._model.posterior(X, P)
-
-    def _posterior_given(self, P):
-        return self._model._posterior if P is None else self._model.with_pending(P, self._lie())
 
     def _rebuild(self) -> None:
         self._model = NystromModel.prior(self.kernel, self.lam, self.dim)
