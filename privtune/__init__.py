@@ -3,12 +3,14 @@
 The layers (DESIGN.md §2): :mod:`privtune.space` maps mixed hyperparameter spaces to the unit
 cube, :mod:`privtune.kernels` and :mod:`privtune.features` define the surrogate,
 :mod:`privtune.optimizers` holds the algorithms (ask/tell on the cube) and
-:mod:`privtune.privacy` the curator and the privacy ledger.
+:mod:`privtune.privacy` the curator and the privacy ledger. :mod:`privtune.tuning` holds what the
+adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPUCBSampler`).
 """
 
 from .kernels import SE, Matern
 from .optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
-from .privacy import LaplaceCurator, PrivacyLedger
+from .optuna import PrivateGPUCBSampler
+from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
 from .space import Categorical, Integer, Real, SearchSpace
 
 __version__ = "0.1.0.dev0"
@@ -23,7 +25,9 @@ __all__ = [
     "LaplaceCurator",
     "Matern",
     "MoMAGPUCB",
+    "PrivacyError",
     "PrivacyLedger",
+    "PrivateGPUCBSampler",
     "RandomSearch",
     "Real",
     "SearchSpace",

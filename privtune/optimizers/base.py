@@ -163,6 +163,7 @@ class BaseOptimizer:
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
         self._pending: list[np.ndarray] = []
+        self._uniform = False
 
     # -- history -----------------------------------------------------------------------------
     @property
@@ -196,7 +197,7 @@ class BaseOptimizer:
         return np.random.default_rng([int(self.seed), *key])
 
     # -- the contract --------------------------------------------------------------------------
-    def ask(self, candidates=None, *, pending=None) -> np.ndarray:
+    def ask(self, candidates=None, *, pending=None, uniform: bool = False) -> np.ndarray:
         """Propose the next point to evaluate.
 
         Parameters
@@ -207,6 +208,11 @@ class BaseOptimizer:
         pending : array_like of shape (p, dim), optional
             Points being evaluated elsewhere (e.g. other workers' running trials), in addition
             to the points this optimizer proposed and was not yet told about.
+        uniform : bool, default=False
+            Draw a *new* point uniformly at random (snapped to a valid encoding, or a uniform
+            row of ``candidates``) instead of maximising the acquisition: the start-up phase of
+            the adapters. The algorithm's structure still applies (MoMA-GP-UCB first hands out
+            the repeated plays of its open epochs).
 
         Returns
         -------
@@ -215,7 +221,11 @@ class BaseOptimizer:
         """
         C = None if candidates is None else check_points("candidates", candidates, self.dim)
         P = self._all_pending(pending)
-        x = self._propose(C, P)
+        self._uniform = bool(uniform)
+        try:
+            x = self._propose(C, P)
+        finally:
+            self._uniform = False
         self._pending.append(np.array(x, dtype=float))
         return np.array(x, dtype=float)
 
@@ -251,6 +261,10 @@ class BaseOptimizer:
             self._observe(xi, float(yi))
             if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
                 self._refit_kernel()
+
+    def clear_pending(self) -> None:
+        """Forget every pending point (a caller that passes the current ones to each ask)."""
+        self._pending.clear()
 
     def discard(self, x) -> None:
         """Forget a pending point whose evaluation failed (it will never be told)."""
@@ -328,6 +342,8 @@ class BaseOptimizer:
         return float(np.min(self._mean(self.X)))
 
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
+        if self._uniform:
+            return self._uniform_point(C)
         beta = self.beta
         posterior = self._posterior_given(P)
 
@@ -346,7 +362,26 @@ class BaseOptimizer:
             anchors=self._anchors(),
         )
 
+    def reseed(self, seed) -> None:
+        """Reset the generator of :meth:`ask` (raw samples, tie-breaks) to ``seed``.
+
+        The model (the told history, Nyström sampling) is not affected. A stateless caller that
+        rebuilds or reuses an optimizer reseeds it per proposal, so both give the same point.
+
+        Parameters
+        ----------
+        seed : int, sequence of int or None
+            Anything :func:`numpy.random.default_rng` accepts.
+        """
+        self._rng = np.random.default_rng(seed)
+
     # -- helpers -------------------------------------------------------------------------------
+    def _uniform_point(self, C: np.ndarray | None) -> np.ndarray:
+        if C is not None:
+            return C[int(self._rng.integers(C.shape[0]))].copy()
+        u = self._rng.random(self.dim)
+        return np.asarray(self.snap(u[None, :])[0] if self.snap else u, dtype=float)
+
     def _anchors(self) -> np.ndarray | None:
         """Perturbations of the best told points, extra raw samples for the acquisition."""
         if self.t == 0:

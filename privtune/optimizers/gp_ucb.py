@@ -328,7 +328,4 @@ class RandomSearch(_ExactGPOptimizer):
         return 0.0
 
     def _propose(self, C, P):
-        if C is not None:
-            return C[int(self._rng.integers(C.shape[0]))].copy()
-        x = self._rng.random((1, self.dim))
-        return (self.snap(x) if self.snap is not None else x)[0]
+        return self._uniform_point(C)

@@ -4,9 +4,10 @@
   reported score (clip to the declared ``value_range``, add Laplace noise).
 - :class:`PrivacyLedger` — a record of every release as a dp-accounting ``DpEvent``, answering
   the per-report epsilon and the composed epsilon over the reports of one data owner.
+- :class:`PrivacyError` — raised where privtune fails closed.
 """
 
-from .curator import LaplaceCurator
+from .curator import LaplaceCurator, PrivacyError
 from .ledger import PrivacyLedger
 
-__all__ = ["LaplaceCurator", "PrivacyLedger"]
+__all__ = ["LaplaceCurator", "PrivacyError", "PrivacyLedger"]

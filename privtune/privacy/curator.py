@@ -22,7 +22,11 @@ import numpy as np
 
 from .ledger import PrivacyLedger, _check_epsilon
 
-__all__ = ["LaplaceCurator"]
+__all__ = ["LaplaceCurator", "PrivacyError"]
+
+
+class PrivacyError(RuntimeError):
+    """A privacy rule would be broken: privtune refuses to go on (it fails closed)."""
 
 
 def _check_value_range(value_range) -> tuple[float, float]:
@@ -106,7 +110,7 @@ class LaplaceCurator:
         lo, hi = self.value_range
         return hi - lo
 
-    def privatize(self, y, owner: str = "default"):
+    def privatize(self, y, owner: str = "default", *, rng: np.random.Generator | None = None):
         """Return the privatized score(s) ``clip(y, lo, hi) + Laplace(scale)``.
 
         Each element of ``y`` is one report and is recorded in the ledger.
@@ -119,6 +123,9 @@ class LaplaceCurator:
             scikit-learn's ``error_score``).
         owner : str, default="default"
             The data owner the score is about (epsilons compose per owner).
+        rng : numpy.random.Generator, optional
+            Generator to draw this report's noise from instead of the curator's own (an adapter
+            that derives one generator per trial, for reproducible experiments).
 
         Returns
         -------
@@ -143,7 +150,7 @@ class LaplaceCurator:
                     RuntimeWarning,
                     stacklevel=2,
                 )
-            noise = self.rng.laplace(0.0, self.scale, size=arr.shape)
+            noise = (self.rng if rng is None else rng).laplace(0.0, self.scale, size=arr.shape)
         if arr.size:
             self.ledger.record_laplace(self.epsilon, owner=owner, count=arr.size)
         out = clipped + noise

@@ -1,0 +1,549 @@
+"""Optuna adapter: :class:`PrivateGPUCBSampler`, a relative sampler over privtune's optimizers.
+
+The sampler is thin (DESIGN.md §2): :mod:`privtune.space` maps the study's search space to the
+unit cube, :mod:`privtune.tuning` builds the optimizer and scales the scores, and
+:mod:`privtune.privacy` privatizes them. What is Optuna-specific lives here: reading trials from
+the study, the privatized objective that tags its trials, and the checks that fail closed.
+
+Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): with ``epsilon`` set, the value that
+Optuna stores for a trial is ``clip(y, lo, hi) + Laplace((hi - lo) / epsilon)``, computed inside
+:meth:`PrivateGPUCBSampler.privatize` in the process that ran the objective. The raw score never
+reaches the storage, the sampler or a log line of privtune.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import math
+import threading
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.samplers._base import _INDEPENDENT_SAMPLING_WARNING_TEMPLATE
+from optuna.search_space import intersection_search_space
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
+from .privacy.curator import _check_value_range
+from .privacy.ledger import _check_epsilon
+from .space import SearchSpace
+from .tuning import Replay, RewardScale, check_algorithm, make_optimizer
+
+__all__ = ["PrivateGPUCBSampler"]
+
+_logger = logging.getLogger(__name__)
+
+#: User attributes written by :meth:`PrivateGPUCBSampler.privatize`.
+ATTR_EPSILON = "privtune:epsilon"
+ATTR_VALUE_RANGE = "privtune:value_range"
+ATTR_DIGEST = "privtune:digest"
+
+
+def _digest(value: float) -> str:
+    """Fingerprint of a privatized value, binding a trial's tag to the value it was made for."""
+    return hashlib.sha256(float(value).hex().encode()).hexdigest()[:32]
+
+
+class _PrivateTrial:
+    """The trial an objective sees under :meth:`PrivateGPUCBSampler.privatize`.
+
+    Everything is delegated to the Optuna trial except :meth:`report`: an intermediate value
+    would be stored raw (and become the value of a pruned trial), so it is refused.
+    """
+
+    __slots__ = ("_trial",)
+
+    def __init__(self, trial) -> None:
+        object.__setattr__(self, "_trial", trial)
+
+    def __getattr__(self, name: str):
+        return getattr(self._trial, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._trial, name, value)
+
+    def report(self, value: float, step: int) -> None:
+        raise PrivacyError(
+            "trial.report() is not available under privatize(): Optuna would store the raw "
+            "intermediate value. Pruning on intermediate scores needs those scores privatized "
+            "too, which privtune does not offer; run the trial to the end and return its score."
+        )
+
+
+class PrivateGPUCBSampler(BaseSampler):
+    """Optuna sampler running one of privtune's GP-UCB optimizers, optionally on LDP scores.
+
+    Relative sampling over the study's whole search space (the intersection of the completed
+    trials' distributions; parameters with a single value are left to Optuna), encoded in the
+    unit cube by :class:`privtune.space.SearchSpace`. Parameters that appear dynamically
+    (conditional or changing distributions) go to ``independent_sampler`` with Optuna's
+    one-time warning. Both directions are supported; failed and pruned trials are ignored (a NaN
+    objective value fails the trial, as everywhere in Optuna). Multi-objective studies are
+    rejected.
+
+    The sampler keeps no state about a study that it cannot rebuild: at every trial it reads
+    the completed trials (in completion order), replays them into a fresh optimizer or extends
+    a cached one, and passes the parameters of RUNNING trials as pending points, so any number
+    of workers can share one storage without evaluating the same configuration.
+
+    Privacy model (DESIGN.md §1, "epsilon-LDP on scores"): with ``epsilon`` set, run the study
+    as ``study.optimize(sampler.privatize(objective), ...)``. The wrapper clips the score to
+    ``value_range``, adds Laplace noise of scale ``(hi - lo) / epsilon`` and tags the trial;
+    Optuna stores and logs only the privatized value. A completed trial without a valid tag
+    (an objective that was not wrapped, ``study.tell`` or ``study.add_trial`` with a raw value)
+    makes the sampler raise :class:`privtune.privacy.PrivacyError` instead of learning from
+    it. The tag guards against such accidents, not against deliberate forgery (whoever can
+    forge it holds the raw scores anyway). Not protected: the data the model was trained on,
+    beyond what the released scores reveal; epsilon composes over the trials of a study
+    (:meth:`privacy_report`).
+
+    Parameters
+    ----------
+    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random"}, default="moma"
+        The optimizer: MoMA-GP-UCB (plays each configuration ``k = 3`` times and takes a
+        median of means: made for noisy, private scores), ATA-GP-UCB, TGP-UCB, exact GP-UCB
+        (the non-robust baseline) or uniform random proposals (with the same recommendation
+        rule: the honest private baseline).
+    epsilon : float, optional
+        Per-trial LDP parameter. ``None`` (default) runs the non-private algorithm on raw
+        scores.
+    value_range : tuple of float, optional
+        The range ``(lo, hi)`` of a score (e.g. ``(0, 1)`` for accuracy). Required with
+        ``epsilon``; scores outside it are clipped before the noise. Without privacy it fixes
+        the reward scale; by default the observed range is used.
+    n_startup_trials : int, default=10
+        Number of completed trials before the acquisition is used; until then the optimizer
+        proposes uniform points (MoMA still repeats its plays).
+    seed : int, optional
+        Seed of the proposals. As with Optuna's samplers, a sequential study with a seed is
+        reproducible; ``n_jobs > 1`` reseeds each thread.
+    noise_seed : int, optional
+        Seed of the curator's Laplace noise, for reproducible experiments only: each trial's
+        noise is drawn from a generator keyed by ``(noise_seed, study name, trial number)``.
+        Leave it ``None`` outside experiments: reusing a seed on the same data reuses the
+        noise, and the difference of two scores released with the same noise is not private.
+    independent_sampler : optuna.samplers.BaseSampler, optional
+        Sampler for parameters outside the relative search space; a
+        :class:`~optuna.samplers.RandomSampler` seeded with ``seed`` by default.
+    optimizer_kwargs : dict, optional
+        Constructor arguments of the optimizer overriding the tuning defaults of
+        :func:`privtune.tuning.make_optimizer` (``kernel``, ``lam``, ``beta_scale``, ``k``...).
+    warn_independent_sampling : bool, default=True
+        Log Optuna's warning when a parameter is sampled independently (once per parameter).
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from privtune import PrivateGPUCBSampler
+    >>> sampler = PrivateGPUCBSampler("moma", epsilon=1.0, value_range=(0.0, 1.0), seed=0)
+    >>> study = optuna.create_study(direction="maximize", sampler=sampler)
+    >>> def objective(trial):
+    ...     x = trial.suggest_float("x", 0.0, 1.0)
+    ...     return 1.0 - (x - 0.3) ** 2
+    >>> study.optimize(sampler.privatize(objective), n_trials=20)
+    >>> params = sampler.recommend(study)
+    >>> sampler.privacy_report(study)["composed_epsilon_basic"]
+    20.0
+    """
+
+    def __init__(
+        self,
+        algorithm: str = "moma",
+        *,
+        epsilon: float | None = None,
+        value_range: tuple[float, float] | None = None,
+        n_startup_trials: int = 10,
+        seed: int | None = None,
+        noise_seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        self.algorithm = check_algorithm(algorithm)
+        self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        if self.epsilon is not None and value_range is None:
+            raise ValueError(
+                "value_range is required when epsilon is set: the curator clips every score to "
+                "(lo, hi) so that one report's sensitivity is hi - lo. For accuracy or AUC use "
+                "value_range=(0.0, 1.0)."
+            )
+        self.value_range = None if value_range is None else _check_value_range(value_range)
+        if (
+            isinstance(n_startup_trials, bool)
+            or not isinstance(n_startup_trials, (int, np.integer))
+            or n_startup_trials < 0
+        ):
+            raise ValueError(f"n_startup_trials must be an integer >= 0, got {n_startup_trials!r}.")
+        self.n_startup_trials = int(n_startup_trials)
+        if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
+            raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
+        self.optimizer_kwargs = dict(optimizer_kwargs or {})
+        # Fail early on a bad override rather than at the first relative sample.
+        make_optimizer(
+            self.algorithm, 1, epsilon=self.epsilon, optimizer_kwargs=self.optimizer_kwargs
+        )
+        self.seed = seed
+        self.noise_seed = noise_seed
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._warn_independent_sampling = bool(warn_independent_sampling)
+        self._model_seed = self._draw_model_seed(seed)
+        self._curator = (
+            None
+            if self.epsilon is None
+            else LaplaceCurator(self.epsilon, self.value_range, seed=None)
+        )
+        self._init_runtime()
+
+    # -- runtime state (caches; never relied on) -----------------------------------------------
+    def _init_runtime(self) -> None:
+        self._lock = threading.RLock()
+        self._replays: dict[tuple, Replay] = {}
+        self._warned: set[str] = set()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for key in ("_lock", "_replays", "_warned"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._init_runtime()
+
+    @staticmethod
+    def _draw_model_seed(seed: int | None) -> int:
+        if seed is not None:
+            return int(np.random.SeedSequence(seed).generate_state(1)[0])
+        return int(np.random.SeedSequence().generate_state(1)[0])
+
+    def reseed_rng(self) -> None:
+        """Draw fresh seeds (Optuna calls this in each thread when ``n_jobs > 1``)."""
+        with self._lock:
+            self._model_seed = self._draw_model_seed(None)
+            self._replays.clear()
+        self._independent_sampler.reseed_rng()
+
+    # -- the privatized objective ----------------------------------------------------------------
+    def privatize(self, objective: Callable[..., float]) -> Callable[..., float]:
+        """Wrap ``objective`` so that Optuna only ever stores its privatized value.
+
+        The wrapper runs ``objective(trial)``, passes the score through the curator
+        (clip to ``value_range``, Laplace noise) and records in the trial's user attributes the
+        epsilon spent (``"privtune:epsilon"``), the range and a fingerprint of the released
+        value, which the sampler checks. A non-finite score (NaN, infinite) releases nothing:
+        the wrapper returns NaN and Optuna marks the trial failed. ``trial.report`` raises
+        :class:`~privtune.privacy.PrivacyError`, since Optuna would store the raw intermediate
+        value. Without ``epsilon`` the objective is returned unchanged.
+
+        Parameters
+        ----------
+        objective : callable
+            ``objective(trial) -> float``, the raw score.
+
+        Returns
+        -------
+        callable
+            The objective to pass to ``study.optimize`` (or to call in an ask-and-tell loop).
+        """
+        if not callable(objective):
+            raise TypeError(f"objective must be callable, got {type(objective).__name__}.")
+        if self._curator is None:
+            return objective
+
+        @functools.wraps(objective)
+        def private_objective(trial):
+            value = objective(_PrivateTrial(trial))
+            return self._release(trial, value)
+
+        return private_objective
+
+    def _release(self, trial, value) -> float:
+        assert self._curator is not None and self.value_range is not None
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            if len(value) != 1:
+                raise ValueError(
+                    "PrivateGPUCBSampler supports single-objective studies only; the objective "
+                    f"returned {len(value)} values."
+                )
+            value = value[0]
+        try:
+            y = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"the objective must return a float, got a {type(value).__name__}."
+            ) from None
+        if not math.isfinite(y):
+            return float("nan")
+        study = getattr(trial, "study", None)
+        owner = study.study_name if study is not None else "default"
+        rng = None
+        if self.noise_seed is not None:
+            key = [int(self.noise_seed), zlib.crc32(owner.encode()), int(trial.number)]
+            rng = np.random.default_rng(key)
+        released = float(self._curator.privatize(y, owner=owner, rng=rng))
+        trial.set_user_attr(ATTR_EPSILON, self.epsilon)
+        trial.set_user_attr(ATTR_VALUE_RANGE, list(self.value_range))
+        trial.set_user_attr(ATTR_DIGEST, _digest(released))
+        return released
+
+    def _verify(self, trial: FrozenTrial, value: float) -> None:
+        """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``."""
+        attrs = trial.user_attrs
+        ok = (
+            attrs.get(ATTR_EPSILON) == self.epsilon
+            and attrs.get(ATTR_VALUE_RANGE) == list(self.value_range)
+            and attrs.get(ATTR_DIGEST) == _digest(value)
+        )
+        if not ok:
+            raise PrivacyError(
+                f"Trial {trial.number} completed with a value that did not come through this "
+                f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
+                "With epsilon set, run study.optimize(sampler.privatize(objective), ...) and do "
+                "not tell or add raw values. The sampler refuses to learn from this study; its "
+                "storage may hold a raw score in that trial."
+            )
+
+    # -- BaseSampler -----------------------------------------------------------------------------
+    def _check_single_objective(self, study: Study) -> None:
+        if study._is_multi_objective():
+            raise ValueError(
+                "PrivateGPUCBSampler supports single-objective studies only; this study has "
+                f"{len(study.directions)} objectives."
+            )
+
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        self._check_single_objective(study)
+        trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True)
+        return {
+            name: dist
+            for name, dist in intersection_search_space(trials).items()
+            if not dist.single()
+        }
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        self._check_single_objective(study)
+        if not search_space:
+            return {}
+        space = SearchSpace(search_space)
+        states = (TrialState.COMPLETE, TrialState.RUNNING)
+        trials = study._get_trials(deepcopy=False, states=states, use_cache=False)
+        completed = self._completed(trials, search_space)
+        running = [
+            t
+            for t in trials
+            if t.state == TrialState.RUNNING
+            and t.number != trial.number
+            and all(t.distributions.get(n) == d for n, d in search_space.items())
+        ]
+        opt = self._optimizer(study, space, search_space, completed)
+        pending = (
+            np.array([space.to_unit({n: t.params[n] for n in space.names}) for t in running])
+            if running
+            else None
+        )
+        with self._lock:
+            opt.reseed([self._model_seed, trial.number])
+            x = opt.ask(pending=pending, uniform=len(completed) < self.n_startup_trials)
+        return space.from_unit(x)
+
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        self._check_single_objective(study)
+        if self._warn_independent_sampling and param_name not in self._warned:
+            completed = study._get_trials(
+                deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True
+            )
+            if completed:
+                self._warned.add(param_name)
+                _logger.warning(
+                    _INDEPENDENT_SAMPLING_WARNING_TEMPLATE.format(
+                        param_name=param_name,
+                        trial_number=trial.number,
+                        independent_sampler_name=type(self._independent_sampler).__name__,
+                        sampler_name=type(self).__name__,
+                        fallback_reason=(
+                            "the parameter is not in every completed trial with the same "
+                            "distribution (a dynamic search space)"
+                        ),
+                    )
+                )
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._independent_sampler.after_trial(study, trial, state, values)
+        if self.epsilon is not None and state == TrialState.COMPLETE and values is not None:
+            self._verify(trial, values[0])
+
+    # -- the model ---------------------------------------------------------------------------------
+    def _completed(
+        self, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+    ) -> list[FrozenTrial]:
+        """COMPLETE trials in the search space, in completion order, verified when private."""
+        done = [
+            t
+            for t in trials
+            if t.state == TrialState.COMPLETE
+            and all(t.distributions.get(n) == d for n, d in search_space.items())
+        ]
+        done.sort(key=lambda t: (t.datetime_complete is None, t.datetime_complete, t.number))
+        if self.epsilon is not None:
+            for t in done:
+                self._verify(t, t.value)
+        return done
+
+    def _optimizer(
+        self,
+        study: Study,
+        space: SearchSpace,
+        search_space: dict[str, BaseDistribution],
+        completed: list[FrozenTrial],
+    ):
+        values = np.array([t.value for t in completed], dtype=float)
+        maximize = study.direction == StudyDirection.MAXIMIZE
+        if self.value_range is not None:
+            scale = RewardScale.from_range(self.value_range, maximize=maximize)
+        else:
+            scale = RewardScale.from_values(values, maximize=maximize)
+        X = (
+            space.to_unit_many([{n: t.params[n] for n in space.names} for t in completed])
+            if completed
+            else np.zeros((0, space.dim))
+        )
+        context = (tuple(search_space.items()), scale, self._model_seed)
+        key = (study._study_id, study.study_name)
+        with self._lock:
+            replay = self._replays.setdefault(key, Replay())
+            return replay.sync(
+                context,
+                lambda: make_optimizer(
+                    self.algorithm,
+                    space.dim,
+                    epsilon=self.epsilon,
+                    seed=self._model_seed,
+                    snap=space.snap,
+                    optimizer_kwargs=self.optimizer_kwargs,
+                ),
+                [t.number for t in completed],
+                X,
+                scale(values),
+            )
+
+    # -- results -----------------------------------------------------------------------------------
+    def recommend_trial(self, study: Study) -> FrozenTrial:
+        """The completed trial whose configuration has the best posterior mean.
+
+        See :meth:`recommend`.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+
+        Returns
+        -------
+        optuna.trial.FrozenTrial
+        """
+        self._check_single_objective(study)
+        trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if not trials:
+            raise ValueError("recommend needs at least one completed trial in the study.")
+        search_space = {
+            n: d for n, d in intersection_search_space(trials).items() if not d.single()
+        }
+        if not search_space:
+            raise ValueError(
+                "recommend needs a parameter shared by every completed trial; this study has "
+                "none (its parameters are all conditional or fixed)."
+            )
+        space = SearchSpace(search_space)
+        completed = self._completed(trials, search_space)
+        with self._lock:
+            opt = self._optimizer(study, space, search_space, completed)
+            x = opt.recommend()
+        for t in completed:
+            if np.allclose(space.to_unit({n: t.params[n] for n in space.names}), x, atol=1e-9):
+                return t
+        raise RuntimeError("the recommended point matches no trial")  # pragma: no cover
+
+    def recommend(self, study: Study) -> dict[str, Any]:
+        """Parameters of the evaluated configuration with the best posterior mean.
+
+        ``study.best_trial`` is the argmax of the stored values; with privacy those are noisy
+        (Laplace of scale ``(hi - lo) / epsilon``) and the argmax is mostly the luckiest draw.
+        The posterior mean pools every trial's value, and computing it from privatized values
+        is post-processing: it costs no privacy. Use :meth:`recommend` whenever the stored
+        values are noisy; ``best_trial`` is right for deterministic, non-private objectives.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+
+        Returns
+        -------
+        dict
+            The trial's parameters (including any sampled outside the relative search space).
+        """
+        return dict(self.recommend_trial(study).params)
+
+    def privacy_report(self, study: Study, delta: float = 1e-6) -> dict[str, Any]:
+        """The privacy spent by the study: per-report epsilon and composed epsilon.
+
+        Built from the trials' user attributes, so it covers every worker that wrote to the
+        study's storage. Each completed privatized trial is one epsilon-LDP report about the
+        same data; the composed epsilon is the bound for the data owner over the whole study.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+        delta : float, default=1e-6
+            The delta of the advanced-composition and PLD bounds.
+
+        Returns
+        -------
+        dict
+            ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic`` (pure
+            epsilon-DP), and with at least one report ``delta``, ``composed_epsilon_advanced``
+            and ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
+        """
+        ledger = PrivacyLedger()
+        for t in study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            eps = t.user_attrs.get(ATTR_EPSILON)
+            if eps is not None:
+                ledger.record_laplace(float(eps), owner=study.study_name)
+        out = ledger.summary(delta)
+        if ledger.n_reports:
+            out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(algorithm={self.algorithm!r}, epsilon={self.epsilon}, "
+            f"value_range={self.value_range})"
+        )
+

@@ -1,0 +1,225 @@
+"""What the Optuna sampler and the search estimator share, once, below both (DESIGN.md §2).
+
+- :data:`ALGORITHMS` and :func:`make_optimizer`: algorithm names to optimizers, with the
+  defaults used for hyperparameter tuning (a Matérn-5/2 kernel whose lengthscale grows with the
+  dimension and is refitted by ML-II, rewards in ``[-1, 1]``);
+- :class:`RewardScale`: scores (either direction, any range) to the centred rewards the
+  optimizers assume;
+- :class:`Replay`: an optimizer rebuilt from an ordered history, reused while the history only
+  grows (the cache of a stateless sampler, never relied on).
+
+Nothing here imports Optuna or scikit-learn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .kernels import Matern
+from .optimizers import ATAGPUCB, GPUCB, TGPUCB, BaseOptimizer, MoMAGPUCB, RandomSearch
+from .privacy.curator import _check_value_range
+
+__all__ = ["ALGORITHMS", "Replay", "RewardScale", "check_algorithm", "make_optimizer"]
+
+#: Algorithm names accepted by the adapters.
+ALGORITHMS: dict[str, type[BaseOptimizer]] = {
+    "moma": MoMAGPUCB,
+    "ata": ATAGPUCB,
+    "tgp": TGPUCB,
+    "gp-ucb": GPUCB,
+    "random": RandomSearch,
+}
+
+
+def check_algorithm(algorithm: str) -> str:
+    """Validate an algorithm name (one of :data:`ALGORITHMS`)."""
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}.")
+    return algorithm
+
+
+def default_lengthscale(dim: int) -> float:
+    """Initial lengthscale on ``[0, 1]^dim``: ``0.2 sqrt(dim)``, within ``[0.2, 1.0]``.
+
+    A fixed ``0.2`` (the papers' one-dimensional choice) makes every pair of points nearly
+    uncorrelated in ten dimensions; the typical distance between uniform points grows as
+    ``sqrt(dim / 6)``. ML-II refits it from the data as trials accumulate.
+    """
+    return float(min(max(0.2 * math.sqrt(dim), 0.2), 1.0))
+
+
+def make_optimizer(
+    algorithm: str,
+    dim: int,
+    *,
+    epsilon: float | None = None,
+    seed: int | Sequence[int] | None = None,
+    snap: Callable[[np.ndarray], np.ndarray] | None = None,
+    optimizer_kwargs: dict[str, Any] | None = None,
+) -> BaseOptimizer:
+    """The optimizer of ``algorithm`` with the tuning defaults.
+
+    Rewards are expected in ``[-1, 1]`` (see :class:`RewardScale`), so ``B + R = 1``
+    (``B = R = 0.5``): the curator's Laplace scale ``(hi - lo) / epsilon`` is then the papers'
+    ``2 (B + R) / epsilon`` in reward units. The kernel is Matérn-5/2 with
+    :func:`default_lengthscale` and ``fit_lengthscale=True``.
+
+    Parameters
+    ----------
+    algorithm : str
+        One of :data:`ALGORITHMS`.
+    dim : int
+        Dimension of the cube.
+    epsilon : float, optional
+        LDP parameter of the curator, ``None`` for the non-private algorithms.
+    seed : int or sequence of int, optional
+        Seed of the optimizer.
+    snap : callable, optional
+        The search space's ``snap``.
+    optimizer_kwargs : dict, optional
+        Overrides of any constructor argument (``kernel``, ``lam``, ``beta_scale``, ``k``, ...).
+
+    Returns
+    -------
+    BaseOptimizer
+    """
+    cls = ALGORITHMS[check_algorithm(algorithm)]
+    kwargs: dict[str, Any] = {
+        "kernel": Matern(default_lengthscale(dim), nu=2.5),
+        "fit_lengthscale": True,
+        "B": 0.5,
+        "R": 0.5,
+        "epsilon": epsilon,
+        "seed": seed,
+        "snap": snap,
+    }
+    kwargs.update(optimizer_kwargs or {})
+    return cls(dim, **kwargs)
+
+
+@dataclass(frozen=True)
+class RewardScale:
+    """Affine map from scores to centred rewards: ``r = sign (2 y - lo - hi) / (hi - lo)``.
+
+    Scores in ``[lo, hi]`` map to ``[-1, 1]``; ``sign`` is ``+1`` to maximise the score and
+    ``-1`` to minimise it (the optimizers maximise). Privatized scores may lie outside
+    ``[lo, hi]`` (the noise is unbounded) and map outside ``[-1, 1]``, as they should.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The score range; ``lo == hi`` maps every score to 0.
+    sign : {1.0, -1.0}
+    """
+
+    lo: float
+    hi: float
+    sign: float = 1.0
+
+    @classmethod
+    def from_range(cls, value_range, *, maximize: bool = True) -> RewardScale:
+        """The scale of a declared ``value_range`` (fixed, so a replayed model stays valid)."""
+        lo, hi = _check_value_range(value_range)
+        return cls(lo, hi, 1.0 if maximize else -1.0)
+
+    @classmethod
+    def from_values(cls, values, *, maximize: bool = True) -> RewardScale:
+        """The range of the finite observed ``values`` (non-private use without a range)."""
+        v = np.asarray(values, dtype=float)
+        v = v[np.isfinite(v)]
+        lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
+        return cls(lo, hi, 1.0 if maximize else -1.0)
+
+    def __call__(self, values) -> np.ndarray:
+        """Rewards of ``values``; infinite scores are clipped to ``[lo, hi]`` first."""
+        v = np.asarray(values, dtype=float)
+        v = np.where(np.isposinf(v), max(self.hi, self.lo), v)
+        v = np.where(np.isneginf(v), min(self.lo, self.hi), v)
+        width = self.hi - self.lo
+        if width <= 0:
+            return np.zeros_like(v)
+        return self.sign * (2.0 * v - self.lo - self.hi) / width
+
+
+class Replay:
+    """An optimizer that follows an ordered history, rebuilt only when it must be.
+
+    :meth:`sync` brings the optimizer in line with the history ``(keys, X, rewards)``: if the
+    cached optimizer was built for the same ``context`` and its history is a prefix of the new
+    one, only the new rewards are told; otherwise a fresh optimizer is built and the whole
+    history replayed. Because every optimizer's state is a function of its told history and
+    seed, both paths give the same model.
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory() -> BaseOptimizer``, a fresh optimizer for the current ``context``.
+    """
+
+    def __init__(self) -> None:
+        self._context: Hashable | None = None
+        self._keys: list[Hashable] = []
+        self._optimizer: BaseOptimizer | None = None
+        #: Number of full rebuilds so far (for tests and benchmarks).
+        self.n_rebuilds = 0
+
+    def sync(
+        self,
+        context: Hashable,
+        factory: Callable[[], BaseOptimizer],
+        keys: Sequence[Hashable],
+        X: np.ndarray,
+        rewards: np.ndarray,
+    ) -> BaseOptimizer:
+        """Return an optimizer told exactly ``(X, rewards)`` in order, pending points cleared.
+
+        Parameters
+        ----------
+        context : hashable
+            Everything besides the history that the model depends on (search space, reward
+            scale, algorithm settings); a change forces a rebuild.
+        factory : callable
+            Builds a fresh optimizer for ``context``.
+        keys : sequence of hashable
+            One identifier per history row (e.g. the trial number), in order.
+        X : ndarray of shape (n, dim)
+        rewards : ndarray of shape (n,)
+
+        Returns
+        -------
+        BaseOptimizer
+        """
+        keys = list(keys)
+        n_old = len(self._keys)
+        reuse = (
+            self._optimizer is not None
+            and context == self._context
+            and len(keys) >= n_old
+            and keys[:n_old] == self._keys
+        )
+        if not reuse:
+            self._optimizer = factory()
+            self._context = context
+            self._keys = []
+            n_old = 0
+            self.n_rebuilds += 1
+        opt = self._optimizer
+        assert opt is not None
+        opt.clear_pending()
+        if len(keys) > n_old:
+            try:
+                opt.tell(X[n_old:], rewards[n_old:])
+            except BaseException:
+                self.clear()
+                raise
+        self._keys = keys
+        return opt
+
+    def clear(self) -> None:
+        """Forget the cached optimizer."""
+        self.__init__()

@@ -1,0 +1,25 @@
+"""Optuna's public sampler conformance cases, for every algorithm of PrivateGPUCBSampler."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+from optuna.testing.pytest_samplers import (
+    BasicSamplerTestCase,
+    RelativeSamplerTestCase,
+    SingleOnlySamplerTestCase,
+)
+
+from privtune import PrivateGPUCBSampler
+from privtune.tuning import ALGORITHMS
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+
+
+class TestPrivateGPUCBSampler(
+    BasicSamplerTestCase, RelativeSamplerTestCase, SingleOnlySamplerTestCase
+):
+    @pytest.fixture(params=sorted(ALGORITHMS))
+    def sampler(self, request):
+        # n_startup_trials=2 so that the short studies of the cases reach the acquisition.
+        return lambda: PrivateGPUCBSampler(request.param, n_startup_trials=2, seed=0)
