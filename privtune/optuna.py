@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
-from optuna.samplers._base import _INDEPENDENT_SAMPLING_WARNING_TEMPLATE
 from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -39,6 +38,15 @@ from .tuning import Replay, RewardScale, check_algorithm, make_optimizer
 __all__ = ["PrivateGPUCBSampler"]
 
 _logger = logging.getLogger(__name__)
+
+# The wording of Optuna's own samplers for the same fallback.
+_INDEPENDENT_SAMPLING_WARNING = (
+    "The parameter `{param_name}` in Trial#{trial_number} is sampled independently using "
+    "`{independent_sampler_name}` instead of `{sampler_name}`, potentially degrading the "
+    "optimization performance. This fallback happened because {fallback_reason}. You can "
+    "suppress this warning by setting `warn_independent_sampling` to `False` in the "
+    "constructor of `{sampler_name}` if this independent sampling is intended behavior."
+)
 
 #: User attributes written by :meth:`PrivateGPUCBSampler.privatize`.
 ATTR_EPSILON = "privtune:epsilon"
@@ -372,7 +380,7 @@ class PrivateGPUCBSampler(BaseSampler):
             if completed:
                 self._warned.add(param_name)
                 _logger.warning(
-                    _INDEPENDENT_SAMPLING_WARNING_TEMPLATE.format(
+                    _INDEPENDENT_SAMPLING_WARNING.format(
                         param_name=param_name,
                         trial_number=trial.number,
                         independent_sampler_name=type(self._independent_sampler).__name__,

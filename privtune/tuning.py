@@ -67,7 +67,12 @@ def make_optimizer(
     Rewards are expected in ``[-1, 1]`` (see :class:`RewardScale`), so ``B + R = 1``
     (``B = R = 0.5``): the curator's Laplace scale ``(hi - lo) / epsilon`` is then the papers'
     ``2 (B + R) / epsilon`` in reward units. The kernel is Matérn-5/2 with
-    :func:`default_lengthscale` and ``fit_lengthscale=True``.
+    :func:`default_lengthscale` and ``fit_lengthscale=True``. With privacy, the regulariser is
+    ``lam = 1 + 8 / epsilon^2``: the papers' ``lam = 1`` plus the variance ``2 (2 / epsilon)^2``
+    of the curator's Laplace noise in reward units, so that the posterior mean (the
+    acquisition's and :meth:`~privtune.optimizers.BaseOptimizer.recommend`'s) weighs each noisy
+    score as the noise warrants; with ``lam = 1`` it follows single noisy scores and the
+    recommendation degenerates to the argmax of noisy values.
 
     Parameters
     ----------
@@ -94,6 +99,7 @@ def make_optimizer(
         "fit_lengthscale": True,
         "B": 0.5,
         "R": 0.5,
+        "lam": 1.0 if epsilon is None else 1.0 + 8.0 / float(epsilon) ** 2,
         "epsilon": epsilon,
         "seed": seed,
         "snap": snap,

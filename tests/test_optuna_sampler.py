@@ -1,0 +1,421 @@
+"""PrivateGPUCBSampler: privacy at the boundary, statelessness, pending trials, recommendation."""
+
+from __future__ import annotations
+
+import logging
+import math
+import pickle
+import struct
+import warnings
+
+import numpy as np
+import optuna
+import pytest
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from privtune import PrivacyError, PrivateGPUCBSampler
+from privtune.tuning import ALGORITHMS
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+# Raw scores no test may find anywhere once privatized: distinct, with many significant digits.
+RAW_BASE = 0.6180339887498949
+
+
+def raw_score(number: int) -> float:
+    return RAW_BASE - 1e-7 * number
+
+
+def objective(trial) -> float:
+    x = trial.suggest_float("x", 0.0, 1.0)
+    n = trial.suggest_int("n", 1, 64, log=True)
+    c = trial.suggest_categorical("c", ["a", "b"])
+    # The score depends on the params only through the trial number, so its raw value is known.
+    del x, n, c
+    return raw_score(trial.number)
+
+
+def quadratic(trial) -> float:
+    x = trial.suggest_float("x", 0.0, 1.0)
+    y = trial.suggest_float("y", 0.0, 1.0)
+    return 1.0 - (x - 0.3) ** 2 - (y - 0.7) ** 2
+
+
+def private_sampler(**kwargs) -> PrivateGPUCBSampler:
+    kwargs.setdefault("seed", 0)
+    return PrivateGPUCBSampler(
+        kwargs.pop("algorithm", "gp-ucb"), epsilon=1.0, value_range=(0.0, 1.0), **kwargs
+    )
+
+
+# -- bad input ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"epsilon": 1.0}, "value_range is required"),
+        ({"epsilon": 0.0, "value_range": (0, 1)}, "epsilon"),
+        ({"epsilon": -1.0, "value_range": (0, 1)}, "epsilon"),
+        ({"epsilon": 1.0, "value_range": (1, 0)}, "value_range"),
+        ({"epsilon": 1.0, "value_range": (0, math.inf)}, "value_range"),
+        ({"n_startup_trials": -1}, "n_startup_trials"),
+        ({"n_startup_trials": 2.5}, "n_startup_trials"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PrivateGPUCBSampler("moma", **kwargs)
+
+
+def test_unknown_algorithm_lists_the_allowed_names():
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        PrivateGPUCBSampler("bogus")
+
+
+def test_bad_optimizer_kwargs_fail_at_construction():
+    with pytest.raises(ValueError, match="lam"):
+        PrivateGPUCBSampler("gp-ucb", optimizer_kwargs={"lam": -1.0})
+    with pytest.raises(TypeError, match="optimizer_kwargs"):
+        PrivateGPUCBSampler("gp-ucb", optimizer_kwargs=[("lam", 1.0)])
+
+
+def test_multi_objective_values_are_rejected_by_privatize():
+    sampler = private_sampler()
+    study = optuna.create_study(sampler=sampler)
+    with pytest.raises(ValueError, match="single-objective"):
+        study.optimize(sampler.privatize(lambda t: (t.suggest_float("x", 0, 1), 1.0)), n_trials=1)
+
+
+# -- privacy at the boundary ----------------------------------------------------------------------
+def _raw_strings(n: int) -> list[str]:
+    return [repr(raw_score(i)) for i in range(n)]
+
+
+def _raw_bytes(n: int) -> list[bytes]:
+    out = []
+    for i in range(n):
+        v = raw_score(i)
+        out += [struct.pack("<d", v), struct.pack(">d", v), repr(v).encode()]
+    return out
+
+
+def _assert_no_raw_in_trials(study, n):
+    raws = set(_raw_strings(n))
+    raw_values = {raw_score(i) for i in range(n)}
+    for t in study.get_trials(deepcopy=True):
+        assert t.value not in raw_values
+        assert not set(t.intermediate_values.values()) & raw_values
+        dump = repr(t) + repr(t.user_attrs) + repr(t.system_attrs)
+        assert not any(r in dump for r in raws), f"raw score in trial {t.number}"
+
+
+def _storages(tmp_path):
+    yield "memory", None, None
+    path = tmp_path / "study.db"
+    yield "sqlite", f"sqlite:///{path}", path
+    jpath = tmp_path / "study.log"
+    yield "journal", JournalStorage(JournalFileBackend(str(jpath))), jpath
+
+
+@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb"])
+def test_no_raw_score_in_storage_logs_or_warnings(tmp_path, caplog, capsys, algorithm):
+    n = 14
+    optuna.logging.set_verbosity(optuna.logging.INFO)
+    optuna.logging.enable_propagation()
+    try:
+        for name, storage, path in _storages(tmp_path):
+            sampler = private_sampler(algorithm=algorithm, n_startup_trials=4)
+            study = optuna.create_study(
+                storage=storage, sampler=sampler, direction="maximize", study_name=name
+            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                study.optimize(sampler.privatize(objective), n_trials=n)
+            assert len(study.trials) == n
+            assert all(t.state == TrialState.COMPLETE for t in study.trials)
+            _assert_no_raw_in_trials(study, n)
+            if path is not None:
+                blob = path.read_bytes()
+                assert not any(b in blob for b in _raw_bytes(n)), f"raw score in {name} file"
+            text = caplog.text + capsys.readouterr().err + "".join(str(w.message) for w in caught)
+            assert "finished with value" in text  # the logs were captured
+            assert not any(r in text for r in _raw_strings(n))
+            # ... and each trial records the epsilon it spent.
+            assert all(t.user_attrs["privtune:epsilon"] == 1.0 for t in study.trials)
+    finally:
+        optuna.logging.disable_propagation()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def test_released_value_is_clip_plus_laplace_with_the_declared_scale():
+    # Every trial scores 0.5; the released values minus 0.5 are Laplace(1/epsilon) draws. Over
+    # 400 trials the mean absolute deviation estimates the scale 1/epsilon = 0.5 with a standard
+    # error of 0.5/sqrt(400) = 0.025; the tolerance 0.1 is four standard errors.
+    sampler = PrivateGPUCBSampler(
+        "random", epsilon=2.0, value_range=(0.0, 1.0), seed=0, noise_seed=3
+    )
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1) * 0 + 0.5), n_trials=400)
+    noise = np.array([t.value for t in study.trials]) - 0.5
+    assert abs(np.mean(np.abs(noise)) - 0.5) < 0.1
+    assert abs(np.median(noise)) < 0.1
+
+
+def test_clipping_warns_once_without_the_score(recwarn):
+    sampler = private_sampler(algorithm="random")
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1) + 41.123456), n_trials=5)
+    clip = [w for w in recwarn if "clipped" in str(w.message)]
+    assert len(clip) == 1
+    assert "41.1" not in str(clip[0].message)
+
+
+def test_unwrapped_objective_fails_closed():
+    sampler = private_sampler()
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    with pytest.raises(PrivacyError, match="did not come through"):
+        study.optimize(objective, n_trials=3)
+    # The sampler stopped the study at the first raw value.
+    assert len(study.trials) == 1
+
+
+def test_added_or_retold_raw_values_fail_closed():
+    sampler = private_sampler(n_startup_trials=0)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(sampler.privatize(quadratic), n_trials=3)
+    study.add_trial(
+        optuna.create_trial(
+            params={"x": 0.5, "y": 0.5},
+            distributions={
+                "x": optuna.distributions.FloatDistribution(0, 1),
+                "y": optuna.distributions.FloatDistribution(0, 1),
+            },
+            value=0.9,
+        )
+    )
+    with pytest.raises(PrivacyError, match="Trial 3"):
+        study.optimize(sampler.privatize(quadratic), n_trials=1)
+
+    # A tagged trial told with a different (raw) value is caught by the fingerprint.
+    sampler = private_sampler(n_startup_trials=0)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    trial = study.ask()
+    sampler.privatize(quadratic)(trial)
+    with pytest.raises(PrivacyError):
+        study.tell(trial, quadratic(optuna.trial.FixedTrial(trial.params)))
+
+
+def test_a_sampler_with_another_epsilon_refuses_the_study():
+    storage = optuna.storages.InMemoryStorage()
+    first = private_sampler()
+    study = optuna.create_study(storage=storage, sampler=first, study_name="s")
+    study.optimize(first.privatize(quadratic), n_trials=2)
+    other = PrivateGPUCBSampler("gp-ucb", epsilon=2.0, value_range=(0.0, 1.0), seed=0)
+    study = optuna.load_study(storage=storage, sampler=other, study_name="s")
+    with pytest.raises(PrivacyError):
+        study.optimize(other.privatize(quadratic), n_trials=1)
+
+
+def test_report_is_refused_under_privacy():
+    sampler = private_sampler()
+    study = optuna.create_study(sampler=sampler)
+
+    def reporting(trial):
+        trial.report(0.3, step=0)
+        return 0.3
+
+    study.optimize(sampler.privatize(reporting), n_trials=1, catch=(PrivacyError,))
+    trial = study.trials[0]
+    assert trial.state == TrialState.FAIL
+    assert trial.intermediate_values == {}
+
+
+def test_non_finite_scores_fail_the_trial_and_release_nothing():
+    sampler = private_sampler(algorithm="random")
+    study = optuna.create_study(sampler=sampler)
+    scores = iter([float("nan"), float("inf"), 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1) * 0 + next(scores)),
+                       n_trials=3)
+    states = [t.state for t in study.trials]
+    assert states == [TrialState.FAIL, TrialState.FAIL, TrialState.COMPLETE]
+    assert "privtune:epsilon" not in study.trials[0].user_attrs
+    assert sampler.privacy_report(study)["n_reports"] == 1
+
+
+def test_privacy_report_composes_over_the_study():
+    sampler = private_sampler(algorithm="random")
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(sampler.privatize(quadratic), n_trials=12)
+    report = sampler.privacy_report(study, delta=1e-6)
+    assert report["n_reports"] == 12
+    assert report["epsilon_per_report"] == 1.0
+    assert report["composed_epsilon_basic"] == pytest.approx(12.0)
+    # PLD and advanced composition are (epsilon, delta) bounds, never above the basic sum.
+    assert report["composed_epsilon_pld"] <= 12.0 + 1e-9
+    assert report["composed_epsilon_advanced"] <= 12.0 + 1e-9
+
+
+def test_privatize_without_epsilon_returns_the_objective():
+    sampler = PrivateGPUCBSampler("gp-ucb")
+    assert sampler.privatize(quadratic) is quadratic
+
+
+# -- directions, NaN, dynamic spaces ---------------------------------------------------------------
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_minimizing_the_negation_proposes_the_same_points(algorithm):
+    def run(direction, sign, value_range):
+        sampler = PrivateGPUCBSampler(
+            algorithm, seed=1, n_startup_trials=3, value_range=value_range
+        )
+        study = optuna.create_study(direction=direction, sampler=sampler)
+        study.optimize(lambda t: sign * quadratic(t), n_trials=8)
+        return [t.params for t in study.trials]
+
+    assert run("maximize", 1.0, (0.0, 1.0)) == run("minimize", -1.0, (-1.0, 0.0))
+
+
+def test_failed_and_pruned_trials_are_ignored():
+    sampler = PrivateGPUCBSampler("gp-ucb", seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+
+    def flaky(trial):
+        v = quadratic(trial)
+        if trial.number % 3 == 1:
+            raise optuna.TrialPruned()
+        if trial.number % 3 == 2:
+            return float("nan")
+        return v
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(flaky, n_trials=12)
+    # Trials 0, 3, 6 and 9 completed; the model of the last sample (trial 11) was told those.
+    assert [t.number for t in study.get_trials(states=(TrialState.COMPLETE,))] == [0, 3, 6, 9]
+    opt = sampler._replays[(study._study_id, study.study_name)]._optimizer
+    assert opt.t == 4
+
+
+def test_dynamic_parameter_warns_once(caplog):
+    sampler = PrivateGPUCBSampler("gp-ucb", seed=0, n_startup_trials=1)
+    study = optuna.create_study(sampler=sampler)
+
+    def conditional(trial):
+        x = trial.suggest_float("x", 0, 1)
+        if trial.number % 2:
+            return x + trial.suggest_float("z", 0, 1)
+        return x
+
+    optuna.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING):
+            study.optimize(conditional, n_trials=8)
+    finally:
+        optuna.logging.disable_propagation()
+    msgs = [r.getMessage() for r in caplog.records if "sampled independently" in r.getMessage()]
+    assert len(msgs) == 1 and "`z`" in msgs[0]
+
+
+# -- statelessness, pending trials, reproducibility --------------------------------------------------
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
+    storage = optuna.storages.InMemoryStorage()
+    # A fixed value_range fixes the reward scale (the observed range would move with new
+    # extremes and force rebuilds, which are correct but not what this test counts).
+    sampler = PrivateGPUCBSampler(algorithm, seed=0, n_startup_trials=3, value_range=(0, 1))
+    study = optuna.create_study(storage=storage, sampler=sampler, study_name="s")
+    study.optimize(quadratic, n_trials=10)
+    replay = sampler._replays[(study._study_id, study.study_name)]
+    assert replay.n_rebuilds == 1  # a sequential study only ever extends the cached model
+
+    space = sampler.infer_relative_search_space(study, study.trials[-1])
+    frozen = study._storage.get_trial(study._storage.create_new_trial(study._study_id))
+    cached = sampler.sample_relative(study, frozen, space)
+    fresh_sampler = PrivateGPUCBSampler(algorithm, seed=0, n_startup_trials=3, value_range=(0, 1))
+    fresh = fresh_sampler.sample_relative(study, frozen, space)
+    assert cached == fresh
+    # Pickled samplers drop the cache and rebuild it.
+    revived = pickle.loads(pickle.dumps(sampler))
+    assert revived.sample_relative(study, frozen, space) == cached
+
+
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "tgp", "ata"])
+def test_running_trials_are_pending_points(algorithm):
+    # Four asks before any tell, as four workers would: the proposals must differ.
+    sampler = PrivateGPUCBSampler(algorithm, seed=0, n_startup_trials=5)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(quadratic, n_trials=12)
+    batch = [study.ask() for _ in range(4)]
+    points = [(t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)) for t in batch]
+    assert len(set(points)) == 4
+
+
+def test_moma_hands_out_repeated_plays_to_parallel_workers():
+    sampler = PrivateGPUCBSampler("moma", seed=0, n_startup_trials=0)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(quadratic, n_trials=1)  # the relative search space needs one completed trial
+    first = (study.trials[0].params["x"], study.trials[0].params["y"])
+    batch = [study.ask() for _ in range(6)]
+    points = [(t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)) for t in batch]
+    # k = 3 plays per epoch: the told point's epoch needs two more plays, the next epoch three.
+    assert points[:2] == [first, first]
+    assert points[2] == points[3] == points[4] != first
+    assert points[5] not in (first, points[2])
+
+
+def test_seeded_studies_are_reproducible():
+    def run():
+        sampler = private_sampler(algorithm="moma", noise_seed=7, n_startup_trials=4)
+        # The noise is keyed by (noise_seed, study name, trial number).
+        study = optuna.create_study(sampler=sampler, direction="maximize", study_name="repro")
+        study.optimize(sampler.privatize(quadratic), n_trials=15)
+        return [(t.params, t.value) for t in study.trials]
+
+    assert run() == run()
+
+
+def test_n_jobs_2_completes_every_trial():
+    sampler = private_sampler(algorithm="ata", n_startup_trials=4)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(sampler.privatize(quadratic), n_trials=16, n_jobs=2)
+    assert len(study.trials) == 16
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert sampler.privacy_report(study)["n_reports"] == 16
+
+
+# -- recommendation ---------------------------------------------------------------------------------
+def test_recommend_returns_an_evaluated_configuration():
+    sampler = private_sampler(algorithm="moma", n_startup_trials=4)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    with pytest.raises(ValueError, match="at least one completed trial"):
+        sampler.recommend(study)
+    study.optimize(sampler.privatize(quadratic), n_trials=15)
+    params = sampler.recommend(study)
+    assert params in [t.params for t in study.trials]
+    assert sampler.recommend_trial(study).params == params
+
+
+def test_recommend_beats_best_trial_under_heavy_noise():
+    # epsilon = 1 on scores in [0, 1]: Laplace noise of scale 1, above the objective's spread of
+    # 0.49. Over 20 seeded studies of 60 uniform proposals (algorithm "random", so both rules
+    # choose among the same points), the mean true score of the posterior-mean pick must exceed
+    # that of the argmax of noisy values. Seeds are fixed (seed, noise_seed, study name); with
+    # them the margin is 0.06 at 1.7 standard errors of the paired difference. The claim tested
+    # is the direction of the effect, not its size.
+    def f(trial):
+        return 1.0 - (trial.suggest_float("x", 0.0, 1.0) - 0.3) ** 2
+
+    rec, best = [], []
+    for seed in range(20):
+        sampler = PrivateGPUCBSampler(
+            "random", epsilon=1.0, value_range=(0.0, 1.0), seed=seed, noise_seed=100 + seed
+        )
+        study = optuna.create_study(
+            sampler=sampler, direction="maximize", study_name=f"s{seed}"
+        )
+        study.optimize(sampler.privatize(f), n_trials=60)
+        rec.append(f(optuna.trial.FixedTrial(sampler.recommend(study))))
+        best.append(f(optuna.trial.FixedTrial(study.best_params)))
+    assert np.mean(rec) > np.mean(best)

@@ -1,0 +1,108 @@
+"""Many workers, one storage: two processes on a journal file, and on a real PostgreSQL server.
+
+The PostgreSQL test needs ``PRIVTUNE_TEST_POSTGRES_URL`` (``.ci/run`` starts a server on
+127.0.0.1 and sets it). Without it the test is skipped, unless ``PRIVTUNE_REQUIRE_SERVERS=1``
+(set by ``.ci/run``), in which case it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from privtune import PrivateGPUCBSampler
+
+ROOT = Path(__file__).resolve().parents[1]
+N_PER_WORKER = 12
+
+WORKER = textwrap.dedent(
+    """
+    import sys, time
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+    from privtune import PrivateGPUCBSampler
+
+    kind, where, name, seed, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = JournalStorage(JournalFileBackend(where)) if kind == "journal" else where
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        n_est = trial.suggest_int("n", 1, 64, log=True)
+        c = trial.suggest_categorical("c", ["a", "b", "c"])
+        time.sleep(0.02)
+        return 1.0 - (x - 0.3) ** 2 - 0.01 * abs(n_est - 8) - (0.1 if c != "b" else 0.0)
+
+    sampler = PrivateGPUCBSampler(
+        "moma", epsilon=2.0, value_range=(0.0, 1.0), seed=seed, n_startup_trials=4
+    )
+    study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+    study.optimize(sampler.privatize(objective), n_trials=n)
+    """
+)
+
+
+def _run_two_workers(kind: str, where: str, name: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, kind, where, name, str(seed), str(N_PER_WORKER)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in (1, 2)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-3000:]
+
+
+def _check_study(storage, name: str) -> None:
+    sampler = PrivateGPUCBSampler("moma", epsilon=2.0, value_range=(0.0, 1.0))
+    study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+    trials = study.get_trials(deepcopy=False)
+    assert len(trials) == 2 * N_PER_WORKER  # no lost trial
+    assert all(t.state == TrialState.COMPLETE for t in trials)
+    assert sorted(t.number for t in trials) == list(range(2 * N_PER_WORKER))
+    # Every value came through a curator (the sampler verifies each tag) and is counted.
+    assert sampler.privacy_report(study)["n_reports"] == 2 * N_PER_WORKER
+    sampler.recommend(study)
+
+
+def test_two_processes_share_a_journal_file(tmp_path):
+    path = str(tmp_path / "journal.log")
+    storage = JournalStorage(JournalFileBackend(path))
+    optuna.create_study(study_name="shared", storage=storage, direction="maximize")
+    _run_two_workers("journal", path, "shared")
+    _check_study(JournalStorage(JournalFileBackend(path)), "shared")
+
+
+def test_two_processes_share_a_postgresql_server():
+    url = os.environ.get("PRIVTUNE_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
+            pytest.fail("PRIVTUNE_TEST_POSTGRES_URL is not set but PRIVTUNE_REQUIRE_SERVERS=1.")
+        pytest.skip("no PostgreSQL server: set PRIVTUNE_TEST_POSTGRES_URL (see .ci/run)")
+    name = f"shared-{uuid.uuid4().hex[:8]}"
+    optuna.create_study(study_name=name, storage=url, direction="maximize")
+    _run_two_workers("rdb", url, name)
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        _check_study(storage, name)
+    finally:
+        optuna.delete_study(study_name=name, storage=storage)
+        storage.remove_session()
+        storage.engine.dispose()
