@@ -318,7 +318,7 @@ def test_dynamic_parameter_warns_once(caplog):
     assert len(msgs) == 1 and "`z`" in msgs[0]
 
 
-# -- statelessness, pending trials, reproducibility --------------------------------------------------
+# -- statelessness, pending trials, reproducibility ----------------------------------------
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
     storage = optuna.storages.InMemoryStorage()
@@ -385,7 +385,7 @@ def test_n_jobs_2_completes_every_trial():
     assert sampler.privacy_report(study)["n_reports"] == 16
 
 
-# -- recommendation ---------------------------------------------------------------------------------
+# -- recommendation ----------------------------------------------------------------------
 def test_recommend_returns_an_evaluated_configuration():
     sampler = private_sampler(algorithm="moma", n_startup_trials=4)
     study = optuna.create_study(sampler=sampler, direction="maximize")

@@ -33,7 +33,8 @@ WORKER = textwrap.dedent(
     from optuna.storages.journal import JournalFileBackend
     from privtune import PrivateGPUCBSampler
 
-    kind, where, name, seed, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    kind, where, name = sys.argv[1:4]
+    seed, n = int(sys.argv[4]), int(sys.argv[5])
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = JournalStorage(JournalFileBackend(where)) if kind == "journal" else where
 
@@ -66,7 +67,7 @@ def _run_two_workers(kind: str, where: str, name: str) -> None:
         for seed in (1, 2)
     ]
     for p in procs:
-        out, err = p.communicate(timeout=600)
+        _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
 
 
