@@ -29,3 +29,42 @@ def test_speed_quick_mode_times_every_algorithm(tmp_path):
     for alg in speed.ALGORITHMS:
         for row in results["timings"][alg].values():
             assert row["ask_seconds"] >= 0 and row["tell_seconds"] >= 0
+
+
+def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
+    from benchmarks import optuna_tuning
+
+    result = optuna_tuning.main(["--quick", "--out", str(tmp_path)])
+    runs = sorted((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.json"))
+    # MLP on wine, 1 seed: moma, gp-ucb and TPE without privacy; moma, gp-ucb and the private
+    # random baseline with epsilon = 1.
+    assert len(runs) == 6
+    assert (tmp_path / "quick" / "optuna_tuning_quick.png").stat().st_size > 0
+    for path in runs:
+        run = json.loads(path.read_text())
+        assert set(run["picks"]) == {"3", "6"}
+        for pick in run["picks"].values():
+            # The credited score is the raw CV accuracy of a trial the study evaluated.
+            assert run["raw_scores"][pick["trial"]] == pick["score"]
+            assert 0.0 <= pick["score"] <= 1.0
+        if run["epsilon"] != "none":
+            assert run["privacy"]["n_reports"] == 6 - run["n_failed"]
+    assert set(result["summary"]) == {"none", "1"}
+    # A second call finds every run on disk and only summarizes.
+    mtimes = [p.stat().st_mtime_ns for p in runs]
+    optuna_tuning.main(["--quick", "--out", str(tmp_path)])
+    assert [p.stat().st_mtime_ns for p in runs] == mtimes
+
+
+def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
+    from benchmarks import optuna_overhead
+
+    result = optuna_overhead.main(["--quick", "--out", str(tmp_path)])
+    timings = result["seconds_per_sample_relative"]
+    for name in [*optuna_overhead.PRIVTUNE, "tpe"]:
+        for row in timings[name].values():
+            assert row["cold_s"] > 0 and row["warm_s"] > 0
+    spread = result["batch_of_4_after_50_trials"]
+    for name in ("gp-ucb", "tgp", "ata"):
+        assert spread[name]["distinct"] == 4
+    assert (tmp_path / "quick" / "optuna_overhead.png").stat().st_size > 0

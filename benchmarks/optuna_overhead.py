@@ -1,0 +1,228 @@
+"""Sampler overhead: wall time per ``sample_relative``, and the spread of a parallel batch.
+
+A 10-parameter mixed space (four floats, one of them log-scale and one with a step; three
+integers, one log-scale; three categoricals). For each history size n in {50, 100, 300, 1000}
+a study is filled with n completed trials at uniform random parameters (value: a smooth
+function of them), then each sampler proposes the next trial:
+
+- ``cold``: a new sampler instance (a new worker joining the study): privtune replays the
+  whole history into a fresh optimizer;
+- ``warm``: the same instance after one more trial completed: privtune extends its cached
+  optimizer by one reward (MoMA-GP-UCB: one more epoch of three plays; its histories are
+  made of such epochs). Optuna's samplers rebuild from the study either way (GPSampler
+  warm-starts its kernel fit from the previous one).
+
+Each time is the median of ``--repeats`` calls, privtune's four algorithms next to Optuna's
+TPESampler and GPSampler (needs torch) in the same run. Machines are noisy: compare ratios,
+not absolute times.
+
+Batch spread: with 50 completed trials, four trials are asked before any is told (four
+parallel workers). Reported: the number of distinct configurations among the four and their
+mean pairwise distance in privtune's cube encoding (MoMA-GP-UCB repeats each configuration
+k = 3 times by design).
+
+Usage::
+
+    python benchmarks/optuna_overhead.py            # n = 50, 100, 300, 1000
+    python benchmarks/optuna_overhead.py --quick    # n = 20, 40, one repeat (tests)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+import optuna
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from privtune import PrivateGPUCBSampler
+from privtune.space import SearchSpace
+
+SPACE = {
+    "f_lin": FloatDistribution(0.0, 1.0),
+    "f_log": FloatDistribution(1e-4, 1.0, log=True),
+    "f_step": FloatDistribution(-1.0, 1.0, step=0.1),
+    "f_wide": FloatDistribution(-5.0, 5.0),
+    "i_lin": IntDistribution(1, 20),
+    "i_log": IntDistribution(1, 1000, log=True),
+    "i_step": IntDistribution(0, 100, step=5),
+    "c_two": CategoricalDistribution(["a", "b"]),
+    "c_three": CategoricalDistribution(["x", "y", "z"]),
+    "c_bool": CategoricalDistribution([True, False]),
+}
+ENCODER = SearchSpace(SPACE)
+PRIVTUNE = ["moma", "ata", "tgp", "gp-ucb"]
+
+
+def value(params: dict) -> float:
+    u = ENCODER.to_unit(params)
+    return float(np.sin(3 * u[:4].sum()) + np.cos(2 * u[4:7].sum()) + 0.3 * u[7:].sum())
+
+
+def make_sampler(name: str, seed: int = 0):
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if name == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    return PrivateGPUCBSampler(name, seed=seed)
+
+
+def available() -> list[str]:
+    names = [*PRIVTUNE, "tpe"]
+    try:
+        import torch  # noqa: F401
+
+        names.append("gp")
+    except ImportError:
+        print("torch is not installed: GPSampler is skipped", file=sys.stderr)
+    return names
+
+
+def filled_study(n: int, seed: int, plays: int = 1) -> optuna.Study:
+    """n completed trials: uniform configurations, each played ``plays`` times in a row."""
+    rng = np.random.default_rng(seed)
+    study = optuna.create_study(direction="maximize")
+    trials = []
+    for u in rng.random((-(-n // plays), ENCODER.dim)):
+        params = ENCODER.from_unit(ENCODER.snap(u))
+        for _ in range(plays):
+            trials.append(
+                optuna.create_trial(params=params, distributions=SPACE, value=value(params))
+            )
+    study.add_trials(trials[:n])
+    return study
+
+
+def plays_of(name: str) -> int:
+    """MoMA-GP-UCB's history is made of epochs of k = 3 plays; with single plays it would
+    only hand out the missing plays of old configurations, the cheap path."""
+    return 3 if name == "moma" else 1
+
+
+def _time_one(sampler, study) -> float:
+    trial_id = study._storage.create_new_trial(study._study_id)
+    frozen = study._storage.get_trial(trial_id)
+    space = sampler.infer_relative_search_space(study, frozen)
+    t0 = time.perf_counter()
+    sampler.sample_relative(study, frozen, space)
+    dt = time.perf_counter() - t0
+    study._storage.set_trial_state_values(trial_id, optuna.trial.TrialState.FAIL)
+    return dt
+
+
+def time_sampler(name: str, n: int, repeats: int) -> dict:
+    cold, warm = [], []
+    for r in range(repeats):
+        study = filled_study(n, seed=r, plays=plays_of(name))
+        sampler = make_sampler(name, seed=r)
+        cold.append(_time_one(sampler, study))
+        # One more trial completes; for MoMA, a whole epoch (so its model is refitted).
+        u = np.random.default_rng(99 + r).random(ENCODER.dim)
+        params = ENCODER.from_unit(ENCODER.snap(u))
+        for _ in range(plays_of(name)):
+            study.add_trial(
+                optuna.create_trial(params=params, distributions=SPACE, value=value(params))
+            )
+        warm.append(_time_one(sampler, study))
+    return {"cold_s": statistics.median(cold), "warm_s": statistics.median(warm)}
+
+
+def batch_spread(name: str, n_history: int = 50, batch: int = 4, seed: int = 0) -> dict:
+    study = filled_study(n_history - n_history % 3 if name == "moma" else n_history, seed,
+                         plays=plays_of(name))
+    study.sampler = make_sampler(name, seed)
+    points = []
+    for _ in range(batch):
+        trial = study.ask(SPACE)
+        points.append(ENCODER.to_unit(trial.params))
+    P = np.array(points)
+    dists = [np.linalg.norm(P[i] - P[j]) for i in range(batch) for j in range(i + 1, batch)]
+    distinct = len({tuple(np.round(p, 12)) for p in P})
+    return {"distinct": distinct, "mean_pairwise_distance": float(np.mean(dists))}
+
+
+def run(sizes: list[int], repeats: int, out: Path, name: str) -> dict:
+    names = available()
+    timings: dict[str, dict] = {s: {} for s in names}
+    for n in sizes:
+        for s in names:
+            timings[s][str(n)] = time_sampler(s, n, repeats)
+            t = timings[s][str(n)]
+            print(
+                f"n={n:5d} {s:7s} cold {t['cold_s'] * 1e3:8.1f} ms  "
+                f"warm {t['warm_s'] * 1e3:8.1f} ms",
+                flush=True,
+            )
+    spread = {s: batch_spread(s) for s in names}
+    result = {
+        "benchmark": "optuna_overhead",
+        "python": platform.python_version(),
+        "optuna": optuna.__version__,
+        "machine": platform.machine(),
+        "sizes": sizes,
+        "repeats": repeats,
+        "seconds_per_sample_relative": timings,
+        "ratio_to_tpe_warm": {
+            s: {n: timings[s][n]["warm_s"] / timings["tpe"][n]["warm_s"] for n in timings[s]}
+            for s in names
+        },
+        "batch_of_4_after_50_trials": spread,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=1))
+    _plot(result, out / f"{name}.png")
+    print(json.dumps(spread, indent=1))
+    return result
+
+
+def _plot(result: dict, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, kind in zip(axes, ["cold_s", "warm_s"], strict=True):
+        for s, by_n in result["seconds_per_sample_relative"].items():
+            ns = [int(n) for n in by_n]
+            ax.plot(ns, [by_n[str(n)][kind] for n in ns], marker="o", label=s)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("completed trials")
+        ax.set_title(kind.replace("_s", "") + " sample_relative")
+    axes[0].set_ylabel("seconds")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", nargs="+", type=int, default=[50, 100, 300, 1000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    args = parser.parse_args(argv)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+    if args.quick:
+        return run([20, 40], 1, args.out / "quick", "optuna_overhead")
+    return run(args.sizes, args.repeats, args.out, "optuna_overhead")
+
+
+if __name__ == "__main__":
+    main()
