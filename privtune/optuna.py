@@ -354,13 +354,14 @@ class PrivateGPUCBSampler(BaseSampler):
             and t.number != trial.number
             and all(t.distributions.get(n) == d for n, d in search_space.items())
         ]
-        opt = self._optimizer(study, space, search_space, completed)
         pending = (
             np.array([space.to_unit({n: t.params[n] for n in space.names}) for t in running])
             if running
             else None
         )
+        # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
+            opt = self._optimizer(study, space, search_space, completed)
             opt.reseed([self._model_seed, trial.number])
             x = opt.ask(pending=pending, uniform=len(completed) < self.n_startup_trials)
         return space.from_unit(x)
