@@ -419,3 +419,16 @@ def test_recommend_beats_best_trial_under_heavy_noise():
         rec.append(f(optuna.trial.FixedTrial(sampler.recommend(study))))
         best.append(f(optuna.trial.FixedTrial(study.best_params)))
     assert np.mean(rec) > np.mean(best)
+
+
+def test_reseed_rng_draws_new_proposals():
+    def first_proposals(reseed: bool):
+        sampler = PrivateGPUCBSampler("gp-ucb", seed=0, n_startup_trials=3)
+        if reseed:
+            sampler.reseed_rng()
+        study = optuna.create_study(sampler=sampler, direction="maximize", study_name="r")
+        study.optimize(quadratic, n_trials=6)
+        return [t.params for t in study.trials[1:]]  # trial 0 is Optuna's independent sample
+
+    assert first_proposals(False) == first_proposals(False)
+    assert first_proposals(True) != first_proposals(False)
