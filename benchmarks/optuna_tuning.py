@@ -21,8 +21,9 @@ over seeds. Gradient boosting on wine (3 classes) drops the ``exponential`` loss
 two classes.
 
 Each run writes one JSON file under ``results/optuna_tuning/runs``; ``run`` skips runs whose
-file exists, so an interrupted benchmark resumes where it stopped. Runs are ordered seed first,
-so a partial benchmark covers every setting with fewer seeds.
+file exists, so an interrupted benchmark resumes where it stopped, and several ``run`` processes
+can share the work (each claims a run before starting it). Runs are ordered seed first, so a
+partial benchmark covers every setting with fewer seeds.
 
 Usage::
 
@@ -106,8 +107,15 @@ def make_sampler(name: str, eps: str, seed: int):
     )
 
 
-def run_one(model: str, dataset: str, eps: str, sampler_name: str, seed: int, n_trials: int,
-            checkpoints: list[int]) -> dict:
+def run_one(
+    model: str,
+    dataset: str,
+    eps: str,
+    sampler_name: str,
+    seed: int,
+    n_trials: int,
+    checkpoints: list[int],
+) -> dict:
     X, y = load_dataset(dataset)
     space = space_for(model, dataset)
     cv = StratifiedKFold(5, shuffle=True, random_state=seed)
@@ -172,15 +180,45 @@ def run(args) -> None:
                         if args.samplers and name not in args.samplers:
                             continue
                         path = runs / f"{model}-{dataset}-{eps}-{name}-{seed}.json"
-                        if path.exists():
+                        if path.exists() or not _claim(path):
                             continue
-                        res = run_one(model, dataset, eps, name, seed, args.trials,
-                                      args.checkpoints)
-                        tmp = path.with_suffix(".tmp")
-                        tmp.write_text(json.dumps(res, indent=1))
-                        tmp.replace(path)
+                        try:
+                            res = run_one(
+                                model, dataset, eps, name, seed, args.trials, args.checkpoints
+                            )
+                            tmp = path.with_suffix(".tmp")
+                            tmp.write_text(json.dumps(res, indent=1))
+                            tmp.replace(path)
+                        finally:
+                            path.with_suffix(".claim").unlink(missing_ok=True)
                         picks = {k: round(v["score"], 4) for k, v in res["picks"].items()}
                         print(f"{path.name}: {picks} ({res['seconds']:.0f} s)", flush=True)
+
+
+def _claim(path: Path) -> bool:
+    """Claim a run for this process, so several ``run`` processes can share the work.
+
+    A claim is a ``.claim`` file holding the owner's pid; a claim whose process is gone (a
+    killed run) is taken over.
+    """
+    claim = path.with_suffix(".claim")
+    for _ in range(2):
+        try:
+            fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid = int(claim.read_text() or "0")
+                os.kill(pid, 0)
+                return False  # another live process owns it
+            except (ValueError, ProcessLookupError, FileNotFoundError):
+                claim.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            except PermissionError:
+                return False
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    return False
 
 
 def summarize(args) -> dict:
@@ -249,7 +287,9 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
     settings = [e for e in EPSILONS if e in summary]
     models = [m for m in MODELS if any(m in summary[e] for e in settings)]
     fig, axes = plt.subplots(
-        len(settings), len(models), figsize=(4.2 * len(models), 3.2 * len(settings)),
+        len(settings),
+        len(models),
+        figsize=(4.2 * len(models), 3.2 * len(settings)),
         squeeze=False,
     )
     for i, eps in enumerate(settings):
