@@ -253,9 +253,82 @@ def summarize(args) -> dict:
     }
     name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
+    (args.out / f"{name}.md").write_text(_markdown(summary, [str(c) for c in args.checkpoints]))
     _plot(summary, args.out / f"{name}.png", [str(c) for c in args.checkpoints])
     print(json.dumps(result["wins"], indent=1))
     return result
+
+
+def _label(sampler: str) -> str:
+    names = {"tpe": "TPE", "gp": "GP", "random-optuna": "Random", "random": "random"}
+    return names.get(sampler, sampler)
+
+
+def _order(eps: str, present) -> list[str]:
+    return [s for s in samplers_for(eps) if s in present]
+
+
+def _markdown(summary: dict, checkpoints: list[str]) -> str:
+    """Tables for docs/benchmarks.md: per task at the last checkpoint, and averaged over tasks.
+
+    Cells are the mean true CV accuracy of the pick over seeds, ``± standard error``; the
+    aggregate table gives the mean gap to the best method of each task (in accuracy points) and
+    the mean rank among the methods of that setting (1 is best).
+    """
+    last = checkpoints[-1]
+    lines: list[str] = []
+    for eps in [e for e in EPSILONS if e in summary]:
+        by_model = summary[eps]
+        present = {s for d in by_model.values() for e in d.values() for s in e}
+        methods = _order(eps, present)
+        title = "non-private" if eps == "none" else f"epsilon = {eps}"
+        lines += [f"### {title}", ""]
+        lines.append(f"True CV accuracy of the pick after {last} trials, mean ± SE over seeds (n).")
+        lines.append("")
+        lines.append("| model | data | " + " | ".join(_label(m) for m in methods) + " |")
+        lines.append("|---|---|" + "---|" * len(methods))
+        gaps = {m: {c: [] for c in checkpoints} for m in methods}
+        ranks = {m: {c: [] for c in checkpoints} for m in methods}
+        for model in [m for m in MODELS if m in by_model]:
+            for dataset in [d for d in DATASETS if d in by_model[model]]:
+                entry = by_model[model][dataset]
+                cells = []
+                for m in methods:
+                    v = entry.get(m, {}).get(last)
+                    if v is None:
+                        cells.append("–")
+                        continue
+                    se = f" ± {v['se']:.3f}" if v["se"] is not None else ""
+                    cells.append(f"{v['mean']:.3f}{se} ({v['n_seeds']})")
+                lines.append(f"| {model} | {dataset} | " + " | ".join(cells) + " |")
+                for c in checkpoints:
+                    means = {m: entry[m][c]["mean"] for m in methods if c in entry.get(m, {})}
+                    if len(means) != len(methods):
+                        continue  # aggregate only over tasks where every method has run
+                    best = max(means.values())
+                    order = sorted(means.values(), reverse=True)
+                    for m, v in means.items():
+                        gaps[m][c].append(100 * (best - v))
+                        # average rank for ties
+                        first = order.index(v) + 1
+                        ranks[m][c].append(first + (order.count(v) - 1) / 2)
+        n_tasks = len(gaps[methods[0]][last]) if methods else 0
+        lines += [
+            "",
+            f"Averaged over the {n_tasks} tasks where every method has run: mean gap "
+            "to the task's best method in accuracy points / mean rank (1 = best).",
+            "",
+        ]
+        lines.append("| method | " + " | ".join(f"{c} trials" for c in checkpoints) + " |")
+        lines.append("|---|" + "---|" * len(checkpoints))
+        for m in methods:
+            cells = [
+                f"{np.mean(gaps[m][c]):.2f} / {np.mean(ranks[m][c]):.1f}" if gaps[m][c] else "–"
+                for c in checkpoints
+            ]
+            lines.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _wins(summary: dict, n: str) -> dict:

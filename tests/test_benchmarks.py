@@ -1,6 +1,8 @@
 import itertools
 import json
 import math
+import subprocess
+import sys
 
 from benchmarks import zhou_tan
 
@@ -50,10 +52,31 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         if run["epsilon"] != "none":
             assert run["privacy"]["n_reports"] == 6 - run["n_failed"]
     assert set(result["summary"]) == {"none", "1"}
+    assert not list((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.claim"))
+    # The markdown tables: one row per task, one column per method of the setting.
+    tables = (tmp_path / "quick" / "optuna_tuning_quick.md").read_text()
+    assert "| mlp | wine | " in tables
+    assert "| moma | gp-ucb | TPE |" in tables and "| moma | gp-ucb | random |" in tables
     # A second call finds every run on disk and only summarizes.
     mtimes = [p.stat().st_mtime_ns for p in runs]
     optuna_tuning.main(["--quick", "--out", str(tmp_path)])
     assert [p.stat().st_mtime_ns for p in runs] == mtimes
+
+
+def test_optuna_tuning_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
+    from benchmarks import optuna_tuning
+
+    run = tmp_path / "a.json"
+    assert optuna_tuning._claim(run)  # this process owns it now
+    assert not optuna_tuning._claim(run)  # a live owner keeps it
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    run.with_suffix(".claim").write_text(dead.stdout.strip())  # a killed run's claim
+    assert optuna_tuning._claim(run)
 
 
 def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
