@@ -31,6 +31,9 @@ Usage::
     python benchmarks/optuna_tuning.py run --seeds 0 --models mlp
     python benchmarks/optuna_tuning.py summarize        # optuna_tuning.json + .png
     python benchmarks/optuna_tuning.py --quick          # smoke run (tests)
+    # a default against an alternative, in a separate results folder:
+    python benchmarks/optuna_tuning.py run --models mlp --seeds 0 4 --epsilons none \\
+        --samplers gp-ucb --optimizer-kwargs '{"lam": 1.0}' --out /tmp/lam1
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict:
     return params
 
 
-def make_sampler(name: str, eps: str, seed: int):
+def make_sampler(name: str, eps: str, seed: int, optimizer_kwargs: dict | None = None):
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
@@ -101,9 +104,14 @@ def make_sampler(name: str, eps: str, seed: int):
     if name == "random-optuna":
         return optuna.samplers.RandomSampler(seed=seed)
     if eps == "none":
-        return PrivateGPUCBSampler(name, seed=seed)
+        return PrivateGPUCBSampler(name, seed=seed, optimizer_kwargs=optimizer_kwargs)
     return PrivateGPUCBSampler(
-        name, epsilon=float(eps), value_range=(0.0, 1.0), seed=seed, noise_seed=10_000 + seed
+        name,
+        epsilon=float(eps),
+        value_range=(0.0, 1.0),
+        seed=seed,
+        noise_seed=10_000 + seed,
+        optimizer_kwargs=optimizer_kwargs,
     )
 
 
@@ -115,6 +123,7 @@ def run_one(
     seed: int,
     n_trials: int,
     checkpoints: list[int],
+    optimizer_kwargs: dict | None = None,
 ) -> dict:
     X, y = load_dataset(dataset)
     space = space_for(model, dataset)
@@ -130,7 +139,7 @@ def run_one(
         raw[trial.number] = score
         return score
 
-    sampler = make_sampler(sampler_name, eps, seed)
+    sampler = make_sampler(sampler_name, eps, seed, optimizer_kwargs)
     private = eps != "none"
     picks: dict[int, dict] = {}
 
@@ -184,7 +193,14 @@ def run(args) -> None:
                             continue
                         try:
                             res = run_one(
-                                model, dataset, eps, name, seed, args.trials, args.checkpoints
+                                model,
+                                dataset,
+                                eps,
+                                name,
+                                seed,
+                                args.trials,
+                                args.checkpoints,
+                                args.optimizer_kwargs,
                             )
                             tmp = path.with_suffix(".tmp")
                             tmp.write_text(json.dumps(res, indent=1))
@@ -402,6 +418,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     parser.add_argument("--trials", type=int, default=60)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--optimizer-kwargs",
+        type=json.loads,
+        default=None,
+        help="JSON overrides of the privtune samplers' defaults, e.g. '{\"lam\": 1.0}' "
+        "(use another --out: run files do not record them)",
+    )
     args = parser.parse_args(argv)
     args.checkpoints = CHECKPOINTS
     optuna.logging.set_verbosity(optuna.logging.WARNING)
