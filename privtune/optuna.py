@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
@@ -52,6 +52,35 @@ _INDEPENDENT_SAMPLING_WARNING = (
 ATTR_EPSILON = "privtune:epsilon"
 ATTR_VALUE_RANGE = "privtune:value_range"
 ATTR_DIGEST = "privtune:digest"
+
+
+def _check_seed(name: str, seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be None or an integer >= 0, got {seed!r}.")
+    return int(seed)
+
+
+def _params(
+    trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+) -> list[dict[str, Any]]:
+    """The trials' parameters in ``search_space``, categorical values as its own choices.
+
+    Optuna treats ``CategoricalDistribution((1, 2))`` and ``((1.0, 2.0))`` as equal, so a trial
+    may hold ``2`` where the current distribution lists ``2.0``: the value is mapped through its
+    index in the trial's own distribution.
+    """
+    out = []
+    for t in trials:
+        params = {}
+        for n, d in search_space.items():
+            v = t.params[n]
+            if isinstance(d, CategoricalDistribution):
+                v = d.choices[int(t.distributions[n].to_internal_repr(v))]
+            params[n] = v
+        out.append(params)
+    return out
 
 
 def _digest(value: float) -> str:
@@ -131,7 +160,9 @@ class PrivateGPUCBSampler(BaseSampler):
         proposes uniform points (MoMA still repeats its plays).
     seed : int, optional
         Seed of the proposals. As with Optuna's samplers, a sequential study with a seed is
-        reproducible; ``n_jobs > 1`` reseeds each thread.
+        reproducible; with ``n_jobs > 1`` Optuna reseeds the sampler per trial (only the
+        proposals' seed changes, the model and its cache are kept), and the study is not
+        reproducible.
     noise_seed : int, optional
         Seed of the curator's Laplace noise, for reproducible experiments only: each trial's
         noise is drawn from a generator keyed by ``(noise_seed, study name, trial number)``.
@@ -197,27 +228,33 @@ class PrivateGPUCBSampler(BaseSampler):
         make_optimizer(
             self.algorithm, 1, epsilon=self.epsilon, optimizer_kwargs=self.optimizer_kwargs
         )
-        self.seed = seed
-        self.noise_seed = noise_seed
+        self.seed = _check_seed("seed", seed)
+        self.noise_seed = _check_seed("noise_seed", noise_seed)
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._warn_independent_sampling = bool(warn_independent_sampling)
+        # The model's seed (Nyström sampling) is fixed for the sampler's life, so a cached
+        # optimizer stays valid; the proposals' seed starts equal to it and reseed_rng redraws it.
         self._model_seed = self._draw_model_seed(seed)
+        self._ask_seed = self._model_seed
+        self._init_runtime()
+
+    # -- runtime state (caches and locks; never relied on, not pickled) -------------------------
+    _RUNTIME = ("_lock", "_replays", "_warned", "_verified", "_curator")
+
+    def _init_runtime(self) -> None:
+        self._lock = threading.RLock()
+        self._replays: dict[tuple, Replay] = {}
+        self._warned: set[str] = set()
+        self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
         self._curator = (
             None
             if self.epsilon is None
             else LaplaceCurator(self.epsilon, self.value_range, seed=None)
         )
-        self._init_runtime()
-
-    # -- runtime state (caches; never relied on) -----------------------------------------------
-    def _init_runtime(self) -> None:
-        self._lock = threading.RLock()
-        self._replays: dict[tuple, Replay] = {}
-        self._warned: set[str] = set()
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        for key in ("_lock", "_replays", "_warned"):
+        for key in self._RUNTIME:
             state.pop(key, None)
         return state
 
@@ -232,10 +269,13 @@ class PrivateGPUCBSampler(BaseSampler):
         return int(np.random.SeedSequence().generate_state(1)[0])
 
     def reseed_rng(self) -> None:
-        """Draw fresh seeds (Optuna calls this in each thread when ``n_jobs > 1``)."""
+        """Draw a fresh seed for the proposals (Optuna calls this per trial when ``n_jobs > 1``).
+
+        The model's own seed is kept, so the cached optimizer stays valid and a reseed costs no
+        replay.
+        """
         with self._lock:
-            self._model_seed = self._draw_model_seed(None)
-            self._replays.clear()
+            self._ask_seed = self._draw_model_seed(None)
         self._independent_sampler.reseed_rng()
 
     # -- the privatized objective ----------------------------------------------------------------
@@ -301,6 +341,26 @@ class PrivateGPUCBSampler(BaseSampler):
         trial.set_user_attr(ATTR_DIGEST, _digest(released))
         return released
 
+    def _verify_study(self, study: Study) -> None:
+        """Fail closed on every completed trial of ``study``, whatever its parameters.
+
+        A trial is checked once (finished trials are immutable); later calls check only the
+        trials completed since.
+        """
+        trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=False)
+        self._verify_trials(study, trials)
+
+    def _verify_trials(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
+        """Fail closed on ``trials`` (completed ones), skipping those already verified."""
+        if self.epsilon is None:
+            return
+        with self._lock:
+            done = self._verified.setdefault((study._study_id, study.study_name), set())
+            for t in trials:
+                if t._trial_id not in done:
+                    self._verify(t, t.value)
+                    done.add(t._trial_id)
+
     def _verify(self, trial: FrozenTrial, value: float) -> None:
         """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``."""
         attrs = trial.user_attrs
@@ -330,6 +390,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         self._check_single_objective(study)
+        self._verify_study(study)
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True)
         return {
             name: dist
@@ -346,7 +407,7 @@ class PrivateGPUCBSampler(BaseSampler):
         space = SearchSpace(search_space)
         states = (TrialState.COMPLETE, TrialState.RUNNING)
         trials = study._get_trials(deepcopy=False, states=states, use_cache=False)
-        completed = self._completed(trials, search_space)
+        completed = self._completed(study, trials, search_space)
         running = [
             t
             for t in trials
@@ -354,15 +415,11 @@ class PrivateGPUCBSampler(BaseSampler):
             and t.number != trial.number
             and all(t.distributions.get(n) == d for n, d in search_space.items())
         ]
-        pending = (
-            np.array([space.to_unit({n: t.params[n] for n in space.names}) for t in running])
-            if running
-            else None
-        )
+        pending = space.to_unit_many(_params(running, search_space)) if running else None
         # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
             opt = self._optimizer(study, space, search_space, completed)
-            opt.reseed([self._model_seed, trial.number])
+            opt.reseed([self._ask_seed, trial.number])
             x = opt.ask(pending=pending, uniform=len(completed) < self.n_startup_trials)
         return space.from_unit(x)
 
@@ -374,24 +431,27 @@ class PrivateGPUCBSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         self._check_single_objective(study)
-        if self._warn_independent_sampling and param_name not in self._warned:
-            completed = study._get_trials(
+        with self._lock:
+            warn = self._warn_independent_sampling and param_name not in self._warned
+            if warn and study._get_trials(
                 deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True
-            )
-            if completed:
+            ):
                 self._warned.add(param_name)
-                _logger.warning(
-                    _INDEPENDENT_SAMPLING_WARNING.format(
-                        param_name=param_name,
-                        trial_number=trial.number,
-                        independent_sampler_name=type(self._independent_sampler).__name__,
-                        sampler_name=type(self).__name__,
-                        fallback_reason=(
-                            "the parameter is not in every completed trial with the same "
-                            "distribution (a dynamic search space)"
-                        ),
-                    )
+            else:
+                warn = False
+        if warn:
+            _logger.warning(
+                _INDEPENDENT_SAMPLING_WARNING.format(
+                    param_name=param_name,
+                    trial_number=trial.number,
+                    independent_sampler_name=type(self._independent_sampler).__name__,
+                    sampler_name=type(self).__name__,
+                    fallback_reason=(
+                        "the parameter is not in every completed trial with the same "
+                        "distribution (a dynamic search space)"
+                    ),
                 )
+            )
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution
         )
@@ -412,7 +472,10 @@ class PrivateGPUCBSampler(BaseSampler):
 
     # -- the model ---------------------------------------------------------------------------------
     def _completed(
-        self, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+        self,
+        study: Study,
+        trials: Sequence[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
     ) -> list[FrozenTrial]:
         """COMPLETE trials in the search space, in completion order, verified when private."""
         done = [
@@ -422,9 +485,7 @@ class PrivateGPUCBSampler(BaseSampler):
             and all(t.distributions.get(n) == d for n, d in search_space.items())
         ]
         done.sort(key=lambda t: (t.datetime_complete is None, t.datetime_complete, t.number))
-        if self.epsilon is not None:
-            for t in done:
-                self._verify(t, t.value)
+        self._verify_trials(study, done)
         return done
 
     def _optimizer(
@@ -441,28 +502,27 @@ class PrivateGPUCBSampler(BaseSampler):
         else:
             scale = RewardScale.from_values(values, maximize=maximize)
         X = (
-            space.to_unit_many([{n: t.params[n] for n in space.names} for t in completed])
+            space.to_unit_many(_params(completed, search_space))
             if completed
             else np.zeros((0, space.dim))
         )
         context = (tuple(search_space.items()), scale, self._model_seed)
-        key = (study._study_id, study.study_name)
-        with self._lock:
-            replay = self._replays.setdefault(key, Replay())
-            return replay.sync(
-                context,
-                lambda: make_optimizer(
-                    self.algorithm,
-                    space.dim,
-                    epsilon=self.epsilon,
-                    seed=self._model_seed,
-                    snap=space.snap,
-                    optimizer_kwargs=self.optimizer_kwargs,
-                ),
-                [t.number for t in completed],
-                X,
-                scale(values),
-            )
+        # The callers hold self._lock.
+        replay = self._replays.setdefault((study._study_id, study.study_name), Replay())
+        return replay.sync(
+            context,
+            lambda: make_optimizer(
+                self.algorithm,
+                space.dim,
+                epsilon=self.epsilon,
+                seed=self._model_seed,
+                snap=space.snap,
+                optimizer_kwargs=self.optimizer_kwargs,
+            ),
+            [t.number for t in completed],
+            X,
+            scale(values),
+        )
 
     # -- results -----------------------------------------------------------------------------------
     def recommend_trial(self, study: Study) -> FrozenTrial:
@@ -482,6 +542,7 @@ class PrivateGPUCBSampler(BaseSampler):
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not trials:
             raise ValueError("recommend needs at least one completed trial in the study.")
+        self._verify_trials(study, trials)
         search_space = {
             n: d for n, d in intersection_search_space(trials).items() if not d.single()
         }
@@ -491,14 +552,13 @@ class PrivateGPUCBSampler(BaseSampler):
                 "none (its parameters are all conditional or fixed)."
             )
         space = SearchSpace(search_space)
-        completed = self._completed(trials, search_space)
+        completed = self._completed(study, trials, search_space)
         with self._lock:
             opt = self._optimizer(study, space, search_space, completed)
             x = opt.recommend()
-        for t in completed:
-            if np.allclose(space.to_unit({n: t.params[n] for n in space.names}), x, atol=1e-9):
-                return t
-        raise RuntimeError("the recommended point matches no trial")  # pragma: no cover
+        # The recommended point is one of the told rows: the first trial evaluated there.
+        X = space.to_unit_many(_params(completed, search_space))
+        return completed[int(np.argmin(np.sum((X - x) ** 2, axis=1)))]
 
     def recommend(self, study: Study) -> dict[str, Any]:
         """Parameters of the evaluated configuration with the best posterior mean.
@@ -516,7 +576,9 @@ class PrivateGPUCBSampler(BaseSampler):
         Returns
         -------
         dict
-            The trial's parameters (including any sampled outside the relative search space).
+            The trial's parameters, including any sampled outside the relative search space
+            (conditional parameters): those of the first trial, in completion order, evaluated
+            at the recommended configuration.
         """
         return dict(self.recommend_trial(study).params)
 
@@ -525,7 +587,10 @@ class PrivateGPUCBSampler(BaseSampler):
 
         Built from the trials' user attributes, so it covers every worker that wrote to the
         study's storage. Each completed privatized trial is one epsilon-LDP report about the
-        same data; the composed epsilon is the bound for the data owner over the whole study.
+        same data; the composed epsilon bounds what the whole study reveals about it. Spending
+        adds up beyond the study too: other studies or reruns on the same data compose with
+        this one. Raises :class:`~privtune.privacy.PrivacyError` if a completed trial's value
+        did not come through the curator (its epsilon is unbounded).
 
         Parameters
         ----------
@@ -540,6 +605,7 @@ class PrivateGPUCBSampler(BaseSampler):
             epsilon-DP), and with at least one report ``delta``, ``composed_epsilon_advanced``
             and ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
         """
+        self._verify_study(study)
         ledger = PrivacyLedger()
         for t in study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
             eps = t.user_attrs.get(ATTR_EPSILON)
@@ -555,4 +621,3 @@ class PrivateGPUCBSampler(BaseSampler):
             f"{type(self).__name__}(algorithm={self.algorithm!r}, epsilon={self.epsilon}, "
             f"value_range={self.value_range})"
         )
-

@@ -182,11 +182,6 @@ class Replay:
     one, only the new rewards are told; otherwise a fresh optimizer is built and the whole
     history replayed. Because every optimizer's state is a function of its told history and
     seed, both paths give the same model.
-
-    Parameters
-    ----------
-    factory : callable
-        ``factory() -> BaseOptimizer``, a fresh optimizer for the current ``context``.
     """
 
     def __init__(self) -> None:

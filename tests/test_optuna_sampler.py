@@ -61,6 +61,10 @@ def private_sampler(**kwargs) -> PrivateGPUCBSampler:
         ({"epsilon": 1.0, "value_range": (0, math.inf)}, "value_range"),
         ({"n_startup_trials": -1}, "n_startup_trials"),
         ({"n_startup_trials": 2.5}, "n_startup_trials"),
+        ({"seed": -1}, "seed must be"),
+        ({"seed": 1.5}, "seed must be"),
+        ({"noise_seed": -1}, "noise_seed"),
+        ({"noise_seed": "a"}, "noise_seed"),
     ],
 )
 def test_bad_arguments_are_named(kwargs, match):
@@ -206,6 +210,28 @@ def test_added_or_retold_raw_values_fail_closed():
         study.tell(trial, quadratic(optuna.trial.FixedTrial(trial.params)))
 
 
+def test_a_raw_trial_outside_the_search_space_still_fails_closed():
+    # The raw trial shares no parameter with the others, so it never enters the relative search
+    # space or the optimizer; it must still stop the study, recommend and privacy_report.
+    sampler = private_sampler(n_startup_trials=0)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(sampler.privatize(quadratic), n_trials=2)
+    study.add_trial(
+        optuna.create_trial(
+            params={"z": 0.3},
+            distributions={"z": optuna.distributions.FloatDistribution(0, 1)},
+            value=0.42,
+        )
+    )
+    with pytest.raises(PrivacyError, match="Trial 2"):
+        study.optimize(sampler.privatize(quadratic), n_trials=1)
+    with pytest.raises(PrivacyError, match="Trial 2"):
+        sampler.recommend(study)
+    with pytest.raises(PrivacyError, match="Trial 2"):
+        sampler.privacy_report(study)
+    assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 3  # no trial learned
+
+
 def test_a_sampler_with_another_epsilon_refuses_the_study():
     storage = optuna.storages.InMemoryStorage()
     first = private_sampler()
@@ -237,8 +263,9 @@ def test_non_finite_scores_fail_the_trial_and_release_nothing():
     scores = iter([float("nan"), float("inf"), 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1) * 0 + next(scores)),
-                       n_trials=3)
+        study.optimize(
+            sampler.privatize(lambda t: t.suggest_float("x", 0, 1) * 0 + next(scores)), n_trials=3
+        )
     states = [t.state for t in study.trials]
     assert states == [TrialState.FAIL, TrialState.FAIL, TrialState.COMPLETE]
     assert "privtune:epsilon" not in study.trials[0].user_attrs
@@ -412,13 +439,55 @@ def test_recommend_beats_best_trial_under_heavy_noise():
         sampler = PrivateGPUCBSampler(
             "random", epsilon=1.0, value_range=(0.0, 1.0), seed=seed, noise_seed=100 + seed
         )
-        study = optuna.create_study(
-            sampler=sampler, direction="maximize", study_name=f"s{seed}"
-        )
+        study = optuna.create_study(sampler=sampler, direction="maximize", study_name=f"s{seed}")
         study.optimize(sampler.privatize(f), n_trials=60)
         rec.append(f(optuna.trial.FixedTrial(sampler.recommend(study))))
         best.append(f(optuna.trial.FixedTrial(study.best_params)))
     assert np.mean(rec) > np.mean(best)
+
+
+@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb"])
+def test_a_private_sampler_pickles_and_proposes_as_before(algorithm):
+    sampler = private_sampler(algorithm=algorithm, n_startup_trials=3, noise_seed=1)
+    study = optuna.create_study(sampler=sampler, direction="maximize", study_name="p")
+    study.optimize(sampler.privatize(quadratic), n_trials=8)
+    revived = pickle.loads(pickle.dumps(sampler))
+    space = sampler.infer_relative_search_space(study, study.trials[-1])
+    frozen = study._storage.get_trial(study._storage.create_new_trial(study._study_id))
+    assert revived.sample_relative(study, frozen, space) == sampler.sample_relative(
+        study, frozen, space
+    )
+    # The revived sampler's curator works: the study goes on through it.
+    study.sampler = revived
+    study.optimize(revived.privatize(quadratic), n_trials=2)
+    assert revived.privacy_report(study)["n_reports"] == 10
+
+
+def test_reseed_rng_keeps_the_cached_model():
+    # Optuna reseeds the sampler per trial when n_jobs > 1: that must not cost a replay.
+    sampler = PrivateGPUCBSampler("ata", seed=0, n_startup_trials=3, value_range=(0, 1))
+    study = optuna.create_study(sampler=sampler, direction="maximize", study_name="k")
+    study.optimize(quadratic, n_trials=8)
+    replay = sampler._replays[(study._study_id, study.study_name)]
+    for _ in range(4):
+        sampler.reseed_rng()
+        study.optimize(quadratic, n_trials=1)
+    assert replay.n_rebuilds == 1
+
+
+def test_categorical_choices_of_another_type_but_equal_value_are_accepted():
+    # Optuna treats CategoricalDistribution((1, 2)) and ((1.0, 2.0)) as the same distribution.
+    def f(trial, choices):
+        c = trial.suggest_categorical("c", choices)
+        x = trial.suggest_float("x", 0.0, 1.0)
+        return x * c
+
+    sampler = PrivateGPUCBSampler("gp-ucb", seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(lambda t: f(t, [1, 2]), n_trials=3)
+    study.optimize(lambda t: f(t, [1.0, 2.0]), n_trials=3)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert sampler.recommend(study)["c"] in (1, 2)
 
 
 def test_reseed_rng_draws_new_proposals():
