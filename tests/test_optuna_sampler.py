@@ -184,20 +184,17 @@ def test_unwrapped_objective_fails_closed():
     assert len(study.trials) == 1
 
 
+def add_raw_trial(study, params: dict[str, float], value: float) -> None:
+    """``study.add_trial`` of a completed trial with a raw value, floats in [0, 1]."""
+    dists = {n: optuna.distributions.FloatDistribution(0, 1) for n in params}
+    study.add_trial(optuna.create_trial(params=params, distributions=dists, value=value))
+
+
 def test_added_or_retold_raw_values_fail_closed():
     sampler = private_sampler(n_startup_trials=0)
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(sampler.privatize(quadratic), n_trials=3)
-    study.add_trial(
-        optuna.create_trial(
-            params={"x": 0.5, "y": 0.5},
-            distributions={
-                "x": optuna.distributions.FloatDistribution(0, 1),
-                "y": optuna.distributions.FloatDistribution(0, 1),
-            },
-            value=0.9,
-        )
-    )
+    add_raw_trial(study, {"x": 0.5, "y": 0.5}, value=0.9)
     with pytest.raises(PrivacyError, match="Trial 3"):
         study.optimize(sampler.privatize(quadratic), n_trials=1)
 
@@ -216,13 +213,7 @@ def test_a_raw_trial_outside_the_search_space_still_fails_closed():
     sampler = private_sampler(n_startup_trials=0)
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(sampler.privatize(quadratic), n_trials=2)
-    study.add_trial(
-        optuna.create_trial(
-            params={"z": 0.3},
-            distributions={"z": optuna.distributions.FloatDistribution(0, 1)},
-            value=0.42,
-        )
-    )
+    add_raw_trial(study, {"z": 0.3}, value=0.42)
     with pytest.raises(PrivacyError, match="Trial 2"):
         study.optimize(sampler.privatize(quadratic), n_trials=1)
     with pytest.raises(PrivacyError, match="Trial 2"):
