@@ -224,6 +224,8 @@ def _claim(path: Path) -> bool:
         except FileExistsError:
             try:
                 pid = int(claim.read_text() or "0")
+                if pid <= 0:  # written by no process (a crash before the pid was written)
+                    raise ProcessLookupError
                 os.kill(pid, 0)
                 return False  # another live process owns it
             except (ValueError, ProcessLookupError, FileNotFoundError):

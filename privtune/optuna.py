@@ -390,8 +390,8 @@ class PrivateGPUCBSampler(BaseSampler):
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         self._check_single_objective(study)
-        self._verify_study(study)
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True)
+        self._verify_trials(study, trials)  # every one, whatever its parameters
         return {
             name: dist
             for name, dist in intersection_search_space(trials).items()
@@ -418,7 +418,7 @@ class PrivateGPUCBSampler(BaseSampler):
         pending = space.to_unit_many(_params(running, search_space)) if running else None
         # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
-            opt = self._optimizer(study, space, search_space, completed)
+            opt, _ = self._optimizer(study, space, search_space, completed)
             opt.reseed([self._ask_seed, trial.number])
             x = opt.ask(pending=pending, uniform=len(completed) < self.n_startup_trials)
         return space.from_unit(x)
@@ -494,7 +494,8 @@ class PrivateGPUCBSampler(BaseSampler):
         space: SearchSpace,
         search_space: dict[str, BaseDistribution],
         completed: list[FrozenTrial],
-    ):
+    ) -> tuple[Any, np.ndarray]:
+        """The cached optimizer synced to ``completed``, and their points in the cube."""
         values = np.array([t.value for t in completed], dtype=float)
         maximize = study.direction == StudyDirection.MAXIMIZE
         if self.value_range is not None:
@@ -509,7 +510,7 @@ class PrivateGPUCBSampler(BaseSampler):
         context = (tuple(search_space.items()), scale, self._model_seed)
         # The callers hold self._lock.
         replay = self._replays.setdefault((study._study_id, study.study_name), Replay())
-        return replay.sync(
+        opt = replay.sync(
             context,
             lambda: make_optimizer(
                 self.algorithm,
@@ -523,6 +524,7 @@ class PrivateGPUCBSampler(BaseSampler):
             X,
             scale(values),
         )
+        return opt, X
 
     # -- results -----------------------------------------------------------------------------------
     def recommend_trial(self, study: Study) -> FrozenTrial:
@@ -554,10 +556,9 @@ class PrivateGPUCBSampler(BaseSampler):
         space = SearchSpace(search_space)
         completed = self._completed(study, trials, search_space)
         with self._lock:
-            opt = self._optimizer(study, space, search_space, completed)
+            opt, X = self._optimizer(study, space, search_space, completed)
             x = opt.recommend()
         # The recommended point is one of the told rows: the first trial evaluated there.
-        X = space.to_unit_many(_params(completed, search_space))
         return completed[int(np.argmin(np.sum((X - x) ** 2, axis=1)))]
 
     def recommend(self, study: Study) -> dict[str, Any]:
