@@ -139,8 +139,9 @@ def time_sampler(name: str, n: int, repeats: int) -> dict:
 
 
 def batch_spread(name: str, n_history: int = 50, batch: int = 4, seed: int = 0) -> dict:
-    study = filled_study(n_history - n_history % 3 if name == "moma" else n_history, seed,
-                         plays=plays_of(name))
+    study = filled_study(
+        n_history - n_history % 3 if name == "moma" else n_history, seed, plays=plays_of(name)
+    )
     study.sampler = make_sampler(name, seed)
     points = []
     for _ in range(batch):

@@ -268,10 +268,13 @@ def summarize(args) -> dict:
         "n_runs": len(rows),
         "summary": summary,
         "wins": _wins(summary, str(max(args.checkpoints))),
+        "paired_vs_random": _paired(rows, [str(c) for c in args.checkpoints]),
     }
     name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
-    (args.out / f"{name}.md").write_text(_markdown(summary, [str(c) for c in args.checkpoints]))
+    (args.out / f"{name}.md").write_text(
+        _markdown(summary, [str(c) for c in args.checkpoints], result["paired_vs_random"])
+    )
     _plot(summary, args.out / f"{name}.png", [str(c) for c in args.checkpoints])
     print(json.dumps(result["wins"], indent=1))
     return result
@@ -286,12 +289,60 @@ def _order(eps: str, present) -> list[str]:
     return [s for s in samplers_for(eps) if s in present]
 
 
-def _markdown(summary: dict, checkpoints: list[str]) -> str:
-    """Tables for docs/benchmarks.md: per task at the last checkpoint, and averaged over tasks.
+def baseline_for(eps: str) -> str:
+    """The random baseline of a privacy setting."""
+    return "random-optuna" if eps == "none" else "random"
+
+
+def _paired(rows: list[dict], checkpoints: list[str]) -> dict:
+    """Every method against the random baseline of its setting, paired by (task, seed).
+
+    Within a seed every method tunes the same function (same folds, same estimator seed), so
+    the difference of two methods' picks on one (model, dataset, seed) is a paired sample. Per
+    setting, method and checkpoint: the mean difference in accuracy points, its standard error,
+    the number of pairs and how many the method wins, ties (the same CV accuracy) and loses.
+    """
+    score = {
+        (r["epsilon"], r["sampler"], r["model"], r["dataset"], r["seed"], n): p["score"]
+        for r in rows
+        for n, p in r["picks"].items()
+    }
+    out: dict[str, dict] = {}
+    for eps in [e for e in EPSILONS if any(r["epsilon"] == e for r in rows)]:
+        base = baseline_for(eps)
+        for m in samplers_for(eps):
+            if m == base:
+                continue
+            for n in checkpoints:
+                d = [
+                    100 * (v - score[(eps, base, *k[2:])])
+                    for k, v in score.items()
+                    if k[0] == eps and k[1] == m and k[5] == n and (eps, base, *k[2:]) in score
+                ]
+                if not d:
+                    continue
+                d_arr = np.asarray(d)
+                out.setdefault(eps, {}).setdefault(m, {})[n] = {
+                    "mean_diff_points": float(d_arr.mean()),
+                    "se_points": float(d_arr.std(ddof=1) / np.sqrt(d_arr.size))
+                    if d_arr.size > 1
+                    else None,
+                    "n_pairs": int(d_arr.size),
+                    "wins": int(np.sum(d_arr > 1e-9)),
+                    "ties": int(np.sum(np.abs(d_arr) <= 1e-9)),
+                    "losses": int(np.sum(d_arr < -1e-9)),
+                }
+    return out
+
+
+def _markdown(summary: dict, checkpoints: list[str], paired: dict | None = None) -> str:
+    """Tables for docs/benchmarks.md: per task at the last checkpoint, averaged over tasks, and
+    paired against the random baseline.
 
     Cells are the mean true CV accuracy of the pick over seeds, ``± standard error``; the
     aggregate table gives the mean gap to the best method of each task (in accuracy points) and
-    the mean rank among the methods of that setting (1 is best).
+    the mean rank among the methods of that setting (1 is best); the paired table is
+    :func:`_paired`.
     """
     last = checkpoints[-1]
     lines: list[str] = []
@@ -346,6 +397,28 @@ def _markdown(summary: dict, checkpoints: list[str]) -> str:
             ]
             lines.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
         lines.append("")
+        by_method = (paired or {}).get(eps, {})
+        if by_method:
+            lines += [
+                f"Against {_label(baseline_for(eps))} on the same (task, seed): mean difference "
+                "in accuracy points ± SE, and wins/ties/losses.",
+                "",
+                "| method | " + " | ".join(f"{c} trials" for c in checkpoints) + " |",
+                "|---|" + "---|" * len(checkpoints),
+            ]
+            for m in _order(eps, by_method):
+                cells = []
+                for c in checkpoints:
+                    v = by_method[m].get(c)
+                    if v is None:
+                        cells.append("–")
+                        continue
+                    se = f" ± {v['se_points']:.2f}" if v["se_points"] is not None else ""
+                    cells.append(
+                        f"{v['mean_diff_points']:+.2f}{se} ({v['wins']}/{v['ties']}/{v['losses']})"
+                    )
+                lines.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+            lines.append("")
     return "\n".join(lines)
 
 

@@ -57,6 +57,18 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     tables = (tmp_path / "quick" / "optuna_tuning_quick.md").read_text()
     assert "| mlp | wine | " in tables
     assert "| moma | gp-ucb | TPE |" in tables and "| moma | gp-ucb | random |" in tables
+    # Paired against the private random baseline: one (task, seed) pair per method.
+    assert "Against random on the same (task, seed)" in tables
+    paired = result["paired_vs_random"]["1"]
+    assert set(paired) == {"moma", "gp-ucb"}
+    runs_dir = tmp_path / "quick" / "optuna_tuning" / "runs"
+    base = json.loads((runs_dir / "mlp-wine-1-random-0.json").read_text())
+    for method in ("moma", "gp-ucb"):
+        pick = json.loads((runs_dir / f"mlp-wine-1-{method}-0.json").read_text())
+        cell = paired[method]["6"]
+        assert cell["n_pairs"] == 1 and cell["wins"] + cell["ties"] + cell["losses"] == 1
+        diff = 100 * (pick["picks"]["6"]["score"] - base["picks"]["6"]["score"])
+        assert math.isclose(cell["mean_diff_points"], diff, abs_tol=1e-9)
     # A second call finds every run on disk and only summarizes.
     mtimes = [p.stat().st_mtime_ns for p in runs]
     optuna_tuning.main(["--quick", "--out", str(tmp_path)])
