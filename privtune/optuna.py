@@ -13,6 +13,7 @@ reaches the storage, the sampler or a log line of privtune.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import hashlib
 import logging
@@ -52,6 +53,11 @@ _INDEPENDENT_SAMPLING_WARNING = (
 ATTR_EPSILON = "privtune:epsilon"
 ATTR_VALUE_RANGE = "privtune:value_range"
 ATTR_DIGEST = "privtune:digest"
+
+#: The id of the trial whose privatized objective runs in this thread (``None``: none does).
+_PRIVATIZED_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "privtune_privatized_trial", default=None
+)
 
 
 def _check_seed(name: str, seed: Any) -> int | None:
@@ -133,13 +139,15 @@ class PrivateGPUCBSampler(BaseSampler):
     Privacy model (DESIGN.md §1, "epsilon-LDP on scores"): with ``epsilon`` set, run the study
     as ``study.optimize(sampler.privatize(objective), ...)``. The wrapper clips the score to
     ``value_range``, adds Laplace noise of scale ``(hi - lo) / epsilon`` and tags the trial;
-    Optuna stores and logs only the privatized value. A completed trial without a valid tag
-    (an objective that was not wrapped, ``study.tell`` or ``study.add_trial`` with a raw value)
-    makes the sampler raise :class:`privtune.privacy.PrivacyError` instead of learning from
-    it. The tag guards against such accidents, not against deliberate forgery (whoever can
-    forge it holds the raw scores anyway). Not protected: the data the model was trained on,
-    beyond what the released scores reveal; epsilon composes over the trials of a study
-    (:meth:`privacy_report`).
+    Optuna stores and logs only the privatized value. The sampler proposes parameters only to
+    a trial whose privatized objective is running, so an objective that was not wrapped fails
+    at its first ``suggest_*``, before it computes a score. A completed trial without a valid
+    tag (``study.tell`` or ``study.add_trial`` with a raw value, an unwrapped objective that
+    suggests nothing) makes the sampler raise :class:`privtune.privacy.PrivacyError` instead
+    of learning from it. The tag guards against such accidents, not against deliberate
+    forgery (whoever can forge it holds the raw scores anyway). Not protected: the data the
+    model was trained on, beyond what the released scores reveal; epsilon composes over the
+    trials of a study (:meth:`privacy_report`).
 
     Parameters
     ----------
@@ -290,6 +298,12 @@ class PrivateGPUCBSampler(BaseSampler):
         :class:`~privtune.privacy.PrivacyError`, since Optuna would store the raw intermediate
         value. Without ``epsilon`` the objective is returned unchanged.
 
+        With ``epsilon`` set, the sampler proposes parameters only to a trial whose privatized
+        objective is running: a ``suggest_*`` call from an objective that was not wrapped (or
+        from ``study.ask(fixed_distributions)``) raises :class:`~privtune.privacy.PrivacyError`
+        before any score exists, so the trial fails and no raw value is stored. In an
+        ask-and-tell loop, call ``sampler.privatize(objective)(trial)`` and suggest inside it.
+
         Parameters
         ----------
         objective : callable
@@ -307,7 +321,11 @@ class PrivateGPUCBSampler(BaseSampler):
 
         @functools.wraps(objective)
         def private_objective(trial):
-            value = objective(_PrivateTrial(trial))
+            token = _PRIVATIZED_TRIAL.set(getattr(trial, "_trial_id", None))
+            try:
+                value = objective(_PrivateTrial(trial))
+            finally:
+                _PRIVATIZED_TRIAL.reset(token)
             return self._release(trial, value)
 
         return private_objective
@@ -378,6 +396,17 @@ class PrivateGPUCBSampler(BaseSampler):
                 "storage may hold a raw score in that trial."
             )
 
+    def _check_privatized(self, trial: FrozenTrial) -> None:
+        """Fail closed before the score exists: with ``epsilon``, sample only for a trial whose
+        privatized objective runs in this thread."""
+        if self.epsilon is not None and _PRIVATIZED_TRIAL.get() != trial._trial_id:
+            raise PrivacyError(
+                f"Trial {trial.number} asked for parameters outside sampler.privatize(objective): "
+                "with epsilon set, its score would be stored raw. Run "
+                "study.optimize(sampler.privatize(objective), ...); in an ask-and-tell loop, "
+                "call sampler.privatize(objective)(trial) and suggest inside the objective."
+            )
+
     # -- BaseSampler -----------------------------------------------------------------------------
     def _check_single_objective(self, study: Study) -> None:
         if study._is_multi_objective():
@@ -390,6 +419,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         self._check_single_objective(study)
+        self._check_privatized(trial)
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True)
         self._verify_trials(study, trials)  # every one, whatever its parameters
         return {
@@ -402,6 +432,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         self._check_single_objective(study)
+        self._check_privatized(trial)
         if not search_space:
             return {}
         space = SearchSpace(search_space)
@@ -431,6 +462,7 @@ class PrivateGPUCBSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         self._check_single_objective(study)
+        self._check_privatized(trial)
         with self._lock:
             warn = self._warn_independent_sampling and param_name not in self._warned
             if warn and study._get_trials(

@@ -15,6 +15,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
+import privtune.optuna
 from privtune import PrivacyError, PrivateGPUCBSampler
 from privtune.tuning import ALGORITHMS
 
@@ -175,12 +176,31 @@ def test_clipping_warns_once_without_the_score(recwarn):
     assert "41.1" not in str(clip[0].message)
 
 
-def test_unwrapped_objective_fails_closed():
+def test_unwrapped_objective_fails_before_its_score_exists():
+    sampler = private_sampler()
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    with pytest.raises(PrivacyError, match=r"outside sampler\.privatize"):
+        study.optimize(objective, n_trials=3)
+    # The first suggest raised: the trial failed before the objective computed a score, so the
+    # storage holds no value at all.
+    (trial,) = study.trials
+    assert trial.state == TrialState.FAIL and trial.values is None and trial.params == {}
+    # The same for parameters sampled in study.ask (fixed distributions), outside the wrapper.
+    with pytest.raises(PrivacyError, match=r"outside sampler\.privatize"):
+        study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
+    # Inside the wrapper, ask-and-tell works.
+    trial = study.ask()
+    study.tell(trial, sampler.privatize(objective)(trial))
+    assert study.trials[-1].state == TrialState.COMPLETE
+
+
+def test_an_unwrapped_objective_without_suggest_is_caught_when_told():
+    # Nothing to sample, so nothing stops it early: the sampler fails closed when the raw value
+    # is told (Optuna stores that one value, as the error says).
     sampler = private_sampler()
     study = optuna.create_study(sampler=sampler, direction="maximize")
     with pytest.raises(PrivacyError, match="did not come through"):
-        study.optimize(objective, n_trials=3)
-    # The sampler stopped the study at the first raw value.
+        study.optimize(lambda trial: 0.5, n_trials=3)
     assert len(study.trials) == 1
 
 
@@ -443,11 +463,16 @@ def test_a_private_sampler_pickles_and_proposes_as_before(algorithm):
     study = optuna.create_study(sampler=sampler, direction="maximize", study_name="p")
     study.optimize(sampler.privatize(quadratic), n_trials=8)
     revived = pickle.loads(pickle.dumps(sampler))
-    space = sampler.infer_relative_search_space(study, study.trials[-1])
     frozen = study._storage.get_trial(study._storage.create_new_trial(study._study_id))
-    assert revived.sample_relative(study, frozen, space) == sampler.sample_relative(
-        study, frozen, space
-    )
+    # Sample as inside the trial's privatized objective.
+    token = privtune.optuna._PRIVATIZED_TRIAL.set(frozen._trial_id)
+    try:
+        space = sampler.infer_relative_search_space(study, frozen)
+        assert revived.sample_relative(study, frozen, space) == sampler.sample_relative(
+            study, frozen, space
+        )
+    finally:
+        privtune.optuna._PRIVATIZED_TRIAL.reset(token)
     # The revived sampler's curator works: the study goes on through it.
     study.sampler = revived
     study.optimize(revived.privatize(quadratic), n_trials=2)
