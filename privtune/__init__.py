@@ -4,13 +4,15 @@ The layers (DESIGN.md §2): :mod:`privtune.space` maps mixed hyperparameter spac
 cube, :mod:`privtune.kernels` and :mod:`privtune.features` define the surrogate,
 :mod:`privtune.optimizers` holds the algorithms (ask/tell on the cube) and
 :mod:`privtune.privacy` the curator and the privacy ledger. :mod:`privtune.tuning` holds what the
-adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPUCBSampler`).
+adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPUCBSampler`) and
+:mod:`privtune.sklearn` the scikit-learn one (:class:`PrivateBOSearchCV`).
 """
 
 from .kernels import SE, Matern
 from .optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
 from .optuna import PrivateGPUCBSampler
 from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
+from .sklearn import PrivateBOSearchCV
 from .space import Categorical, Integer, Real, SearchSpace
 
 __version__ = "0.1.0.dev0"
@@ -27,6 +29,7 @@ __all__ = [
     "MoMAGPUCB",
     "PrivacyError",
     "PrivacyLedger",
+    "PrivateBOSearchCV",
     "PrivateGPUCBSampler",
     "RandomSearch",
     "Real",

@@ -34,7 +34,14 @@ from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
 from .privacy.curator import _check_value_range
 from .privacy.ledger import _check_epsilon
 from .space import SearchSpace
-from .tuning import Replay, RewardScale, check_algorithm, make_optimizer
+from .tuning import (
+    Replay,
+    RewardScale,
+    check_algorithm,
+    make_optimizer,
+    privacy_summary,
+    recommended_row,
+)
 
 __all__ = ["PrivateGPUCBSampler"]
 
@@ -589,9 +596,8 @@ class PrivateGPUCBSampler(BaseSampler):
         completed = self._completed(study, trials, search_space)
         with self._lock:
             opt, X = self._optimizer(study, space, search_space, completed)
-            x = opt.recommend()
-        # The recommended point is one of the told rows: the first trial evaluated there.
-        return completed[int(np.argmin(np.sum((X - x) ** 2, axis=1)))]
+            # The recommended point is one of the told rows: the first trial evaluated there.
+            return completed[recommended_row(opt, X)]
 
     def recommend(self, study: Study) -> dict[str, Any]:
         """Parameters of the evaluated configuration with the best posterior mean.
@@ -644,10 +650,7 @@ class PrivateGPUCBSampler(BaseSampler):
             eps = t.user_attrs.get(ATTR_EPSILON)
             if eps is not None:
                 ledger.record_laplace(float(eps), owner=study.study_name)
-        out = ledger.summary(delta)
-        if ledger.n_reports:
-            out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
-        return out
+        return privacy_summary(ledger, delta)
 
     def __repr__(self) -> str:
         return (

@@ -6,7 +6,9 @@
 - :class:`RewardScale`: scores (either direction, any range) to the centred rewards the
   optimizers assume;
 - :class:`Replay`: an optimizer rebuilt from an ordered history, reused while the history only
-  grows (the cache of a stateless sampler, never relied on).
+  grows (the cache of a stateless sampler, never relied on);
+- :func:`recommended_row` and :func:`privacy_summary`: the recommendation among evaluated
+  configurations and the privacy report, as both adapters state them.
 
 Nothing here imports Optuna or scikit-learn.
 """
@@ -23,8 +25,17 @@ import numpy as np
 from .kernels import Matern
 from .optimizers import ATAGPUCB, GPUCB, TGPUCB, BaseOptimizer, MoMAGPUCB, RandomSearch
 from .privacy.curator import _check_value_range
+from .privacy.ledger import PrivacyLedger
 
-__all__ = ["ALGORITHMS", "Replay", "RewardScale", "check_algorithm", "make_optimizer"]
+__all__ = [
+    "ALGORITHMS",
+    "Replay",
+    "RewardScale",
+    "check_algorithm",
+    "make_optimizer",
+    "privacy_summary",
+    "recommended_row",
+]
 
 #: Algorithm names accepted by the adapters.
 ALGORITHMS: dict[str, type[BaseOptimizer]] = {
@@ -246,3 +257,45 @@ class Replay:
     def clear(self) -> None:
         """Forget the cached optimizer."""
         self.__init__()
+
+
+def recommended_row(optimizer: BaseOptimizer, X: np.ndarray) -> int:
+    """Index of the row of ``X`` (the told points, in order) that ``optimizer`` recommends.
+
+    :meth:`~privtune.optimizers.BaseOptimizer.recommend` returns the evaluated point with the
+    best posterior mean; this is the first row holding exactly that point.
+
+    Parameters
+    ----------
+    optimizer : BaseOptimizer
+        An optimizer told the rows of ``X``.
+    X : ndarray of shape (n, dim)
+
+    Returns
+    -------
+    int
+    """
+    x = optimizer.recommend()
+    return int(np.argmin(np.sum((np.asarray(X, dtype=float) - x) ** 2, axis=1)))
+
+
+def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any]:
+    """The adapters' privacy report: per-report epsilon and composed epsilon of ``ledger``.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger
+    delta : float, default=1e-6
+        The delta of the advanced-composition and PLD bounds.
+
+    Returns
+    -------
+    dict
+        ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic`` (pure epsilon-DP),
+        and with at least one report ``delta``, ``composed_epsilon_advanced`` and
+        ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
+    """
+    out = ledger.summary(delta)
+    if ledger.n_reports:
+        out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
+    return out

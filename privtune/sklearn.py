@@ -1,0 +1,719 @@
+"""scikit-learn adapter: :class:`PrivateBOSearchCV`, a Bayesian search over a model's parameters.
+
+The estimator is thin (DESIGN.md §2): scikit-learn's :class:`~sklearn.model_selection.
+BaseSearchCV` runs the cross-validation (joblib, any backend) and the refit;
+:mod:`privtune.space` maps the search space to the unit cube, :mod:`privtune.tuning` builds the
+optimizer and scales the scores, and :mod:`privtune.privacy` privatizes them. What is
+scikit-learn-specific lives here: the search loop (``_run_search``), the privatized
+``cv_results_`` and the choice of the best candidate.
+
+Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): with ``epsilon`` set, each
+candidate's mean cross-validated score is released once, as ``clip(score, lo, hi) +
+Laplace((hi - lo) / epsilon)``, inside ``fit`` (the data owner's process). The optimizer,
+``cv_results_``, ``best_score_``, the verbose output and the warnings only ever see released
+values.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from joblib import effective_n_jobs
+from scipy.stats import rankdata
+from sklearn.base import is_classifier
+from sklearn.model_selection._search import BaseSearchCV
+from sklearn.model_selection._split import _yields_constant_splits
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
+from .privacy.curator import _check_value_range
+from .space import SearchSpace
+from .tuning import (
+    ALGORITHMS,
+    Replay,
+    RewardScale,
+    make_optimizer,
+    privacy_summary,
+    recommended_row,
+)
+
+__all__ = ["PrivateBOSearchCV", "known_score_range"]
+
+#: Scorers (by name) whose value lies in [0, 1].
+_UNIT_SCORERS = frozenset(
+    {
+        "accuracy",
+        "balanced_accuracy",
+        "top_k_accuracy",
+        "average_precision",
+        "completeness_score",
+        "homogeneity_score",
+        "v_measure_score",
+        "normalized_mutual_info_score",
+        "rand_score",
+        "fowlkes_mallows_score",
+    }
+)
+_UNIT_PREFIXES = ("roc_auc", "f1", "precision", "recall", "jaccard")
+_SCORE_RANGES = {"matthews_corrcoef": (-1.0, 1.0)}
+
+#: ``cv_results_`` keys that hold no score and are kept as scikit-learn computes them.
+_TIMES = ("mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time")
+
+
+def known_score_range(scoring: Any, estimator: Any = None) -> tuple[float, float] | None:
+    """The range of a scorer's values, where scikit-learn's definition fixes it.
+
+    Parameters
+    ----------
+    scoring : str, callable or None
+        A scorer name (``"accuracy"``, ``"roc_auc"``, ``"f1_macro"``, ...), a callable (range
+        unknown) or ``None`` (the estimator's ``score``: accuracy for a classifier).
+    estimator : estimator, optional
+        The estimator, for ``scoring=None``.
+
+    Returns
+    -------
+    tuple of float or None
+        ``(lo, hi)``, or ``None`` when the range is not known (regression errors, R², log loss,
+        custom scorers): pass ``value_range`` then.
+
+    Examples
+    --------
+    >>> known_score_range("roc_auc")
+    (0.0, 1.0)
+    >>> known_score_range("r2") is None
+    True
+    """
+    if scoring is None:
+        return (0.0, 1.0) if estimator is not None and is_classifier(estimator) else None
+    if not isinstance(scoring, str):
+        return None
+    if scoring in _UNIT_SCORERS or scoring.startswith(_UNIT_PREFIXES):
+        return (0.0, 1.0)
+    return _SCORE_RANGES.get(scoring)
+
+
+class PrivateBOSearchCV(BaseSearchCV):
+    """Bayesian search over an estimator's parameters, optionally on LDP scores.
+
+    Each round, the optimizer proposes ``batch_size`` candidates (the ones in flight are pending
+    points, so a batch spreads out), scikit-learn's machinery cross-validates them in parallel,
+    and the candidates' mean test scores are told to the optimizer. ``n_iter`` candidates are
+    evaluated in all; MoMA-GP-UCB (the default) evaluates each configuration ``k = 3`` times,
+    which only pays off when the scores are noisy (privacy on).
+
+    Privacy model (DESIGN.md §1, "epsilon-LDP on scores"): with ``epsilon`` set, the mean
+    cross-validated score of each candidate is released once through the Laplace curator
+    (clipped to ``value_range``, noise of scale ``(hi - lo) / epsilon``): one epsilon-LDP report
+    per candidate. The mean is privatized rather than each fold's score because the mean has
+    the same range as a fold's score, so one report with one noise draw protects it; privatizing
+    the ``n_splits`` fold scores would cost ``n_splits`` reports (``n_splits * epsilon`` per
+    candidate) or, at the same total epsilon, noise ``n_splits`` times larger on each fold and
+    ``sqrt(n_splits)`` times larger on their mean. Everything the search exposes is computed
+    from released values (post-processing, free): ``cv_results_`` has no per-split or train
+    score, ``mean_test_<metric>`` is the released value, ``std_test_<metric>`` is absent, and
+    ``epsilon_test_<metric>`` gives each candidate's spent epsilon (0 for a failed fit, which
+    releases nothing). ``best_params_`` is the evaluated candidate with the best posterior mean
+    of the optimizer's model; ``best_score_`` is that candidate's released (noisy) score.
+    ``privacy_report_`` states the per-report and the composed epsilon. Not protected: the
+    training data is not made differentially private, only the scores that leave the
+    cross-validation are; fit times are reported as scikit-learn measures them; epsilon
+    composes over the candidates and over every search on the same data.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        The estimator to tune (a classifier, a regressor or a pipeline).
+    space : mapping
+        Parameter names (``clf__C`` for a step of a pipeline) to search dimensions: anything
+        :class:`privtune.space.SearchSpace` accepts (``Real``, ``Integer``, ``Categorical``,
+        Optuna distributions, a list of choices, ``(low, high)``, ``(low, high,
+        "log-uniform")``).
+    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random"}, default="moma"
+        The optimizer (see :class:`privtune.PrivateGPUCBSampler`). ``"random"`` proposes
+        uniformly and recommends with the same rule: the honest private baseline.
+    epsilon : float, optional
+        Per-candidate LDP parameter. ``None`` (default) runs the non-private search.
+    value_range : tuple of float or dict, optional
+        The range ``(lo, hi)`` of the optimized score. Needed with ``epsilon`` unless the
+        scoring's range is known (accuracy, AUC, F1, precision, recall, ...: see
+        :func:`known_score_range`). With several metrics, a dict ``{metric: (lo, hi)}``: with
+        privacy, the optimized metric is always reported and any other metric is reported only
+        if it has an entry here, since each extra metric costs ``epsilon`` per candidate.
+    n_iter : int, default=50
+        Number of candidates to evaluate (each one cross-validation, and one privacy report
+        per reported metric).
+    batch_size : int, optional
+        Candidates proposed per round. Default: enough to keep the ``n_jobs`` workers busy,
+        ``ceil(n_jobs / n_splits)`` (1 with ``n_jobs=None``). Smaller batches give the model
+        more to learn from between proposals.
+    n_initial_points : int, default=10
+        Candidates drawn uniformly before the acquisition is used.
+    scoring : str, callable, list, tuple or dict, optional
+        As in :class:`~sklearn.model_selection.GridSearchCV`. With several metrics, ``refit``
+        names the one the optimizer maximizes.
+    cv : int, cross-validation generator or iterable, optional
+        As in :class:`~sklearn.model_selection.GridSearchCV`. Use splits that do not change
+        between calls (the default, or a shuffling splitter with an integer
+        ``random_state``); otherwise each candidate is scored on other folds.
+    n_jobs : int, optional
+        Parallel fits through joblib (any backend, e.g. ``joblib.parallel_config("dask")``).
+    refit : bool, str or callable, default=True
+        As in :class:`~sklearn.model_selection.GridSearchCV`. A callable receives the
+        privatized ``cv_results_`` and replaces the posterior-mean rule.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the proposals.
+    noise_random_state : int, RandomState instance or None, default=None
+        Seed of the curator's noise, for reproducible experiments only. Leave it ``None``
+        otherwise: a search repeated with the same noise on other data reveals the difference of
+        the raw scores.
+    optimizer_kwargs : dict, optional
+        Overrides of the optimizer's tuning defaults (see
+        :func:`privtune.tuning.make_optimizer`).
+    verbose : int, default=0
+        ``>= 1``: one line per round with the best (privatized) mean score so far; ``>= 2``:
+        scikit-learn's per-fit messages. With privacy, levels above 2 (which print fold scores)
+        are treated as 2.
+    error_score : "raise" or float, default=np.nan
+        Score of a failed fit, as in scikit-learn. A NaN score releases nothing and teaches the
+        optimizer nothing.
+    return_train_score : bool, default=False
+        Include train scores (non-private search only; with ``epsilon`` they would be raw, and
+        ``True`` is an error).
+    pre_dispatch : int or str, default="2*n_jobs"
+        As in :class:`~sklearn.model_selection.GridSearchCV`.
+
+    Attributes
+    ----------
+    cv_results_ : dict of numpy (masked) ndarrays
+        One entry per candidate, in evaluation order, as in scikit-learn's searches; with
+        privacy, the released scores only (see above) and ``epsilon_test_<metric>``.
+    best_estimator_ : estimator
+        The estimator refitted on the whole data with ``best_params_`` (``refit`` only).
+    best_score_ : float
+        ``mean_test_<metric>`` of ``best_index_``: with privacy, a released (noisy) value.
+    best_params_ : dict
+        Without privacy, the candidate with the best mean test score; with privacy, the one
+        with the best posterior mean (the recommendation).
+    best_index_ : int
+        Index of ``best_params_`` in ``cv_results_``.
+    scorer_ : function or dict
+        The scorer(s) used.
+    n_splits_ : int
+        Number of cross-validation splits.
+    refit_time_ : float
+        Seconds spent refitting ``best_estimator_``.
+    multimetric_ : bool
+        Whether several metrics were evaluated.
+    batch_size_ : int
+        The batch size used.
+    privacy_report_ : dict
+        With privacy: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
+        ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``) and
+        ``metrics`` (the reported ones).
+    interrupted_results_ : dict
+        Set only when ``fit`` stops with an exception (``KeyboardInterrupt`` included) after
+        evaluating candidates: their (privatized) results, with a warning; ``privacy_report_``
+        then states what they spent. The search is not fitted.
+
+    See Also
+    --------
+    privtune.PrivateGPUCBSampler : The same optimizers as an Optuna sampler.
+    sklearn.model_selection.RandomizedSearchCV : Random search.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from privtune import PrivateBOSearchCV
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> search = PrivateBOSearchCV(
+    ...     LogisticRegression(max_iter=200),
+    ...     {"C": (1e-3, 1e2, "log-uniform")},
+    ...     algorithm="gp-ucb",
+    ...     epsilon=5.0,
+    ...     n_iter=12,
+    ...     random_state=0,
+    ... ).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['C']
+    >>> search.privacy_report_["n_reports"]
+    12
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSearchCV._parameter_constraints,
+        "estimator": [HasMethods(["fit"])],
+        "space": [Mapping],
+        "algorithm": [StrOptions(set(ALGORITHMS))],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "value_range": [tuple, list, dict, None],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_initial_points": [Interval(numbers.Integral, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "noise_random_state": ["random_state"],
+        "optimizer_kwargs": [dict, None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        space,
+        *,
+        algorithm: str = "moma",
+        epsilon: float | None = None,
+        value_range=None,
+        n_iter: int = 50,
+        batch_size: int | None = None,
+        n_initial_points: int = 10,
+        scoring=None,
+        cv=None,
+        n_jobs: int | None = None,
+        refit=True,
+        random_state=None,
+        noise_random_state=None,
+        optimizer_kwargs: dict | None = None,
+        verbose: int = 0,
+        error_score=np.nan,
+        return_train_score: bool = False,
+        pre_dispatch="2*n_jobs",
+    ) -> None:
+        super().__init__(
+            estimator=estimator,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            error_score=error_score,
+            return_train_score=return_train_score,
+        )
+        self.space = space
+        self.algorithm = algorithm
+        self.epsilon = epsilon
+        self.value_range = value_range
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.n_initial_points = n_initial_points
+        self.random_state = random_state
+        self.noise_random_state = noise_random_state
+        self.optimizer_kwargs = optimizer_kwargs
+
+    # -- fit ---------------------------------------------------------------------------------
+    def fit(self, X, y=None, **params):
+        """Run the search: ``n_iter`` candidates, then the refit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+        **params : dict
+            Parameters routed to the estimator's ``fit``, the scorer and the splitter, as in
+            scikit-learn's searches.
+
+        Returns
+        -------
+        self : PrivateBOSearchCV
+        """
+        self._validate_params()
+        verbose = self.verbose
+        try:
+            self._start()
+            if self.epsilon is not None and verbose > 2:
+                self.verbose = 2  # above 2, scikit-learn prints each fold's (raw) score
+            super().fit(X, y, **params)
+        except BaseException as exc:
+            self._stopped(exc)
+            raise
+        else:
+            if self.epsilon is not None:
+                self.privacy_report_ = self._privacy_report()
+        finally:
+            self.verbose = verbose
+            for name in self._FIT_STATE:
+                self.__dict__.pop(name, None)
+        return self
+
+    #: State of one ``fit``, dropped when it ends (it holds locks and raw-score machinery).
+    _FIT_STATE = (
+        "_space",
+        "_ranges",
+        "_metric",
+        "_reported",
+        "_released",
+        "_ledger",
+        "_curators",
+        "_noise_rng",
+        "_warned_nonfinite",
+        "_recommended",
+        "_last_results",
+    )
+
+    def __getstate__(self) -> dict:
+        # scikit-learn sends the search to its parallel workers while it fits (callbacks); the
+        # state of the fit (locks, the curator, released values) stays in this process.
+        state = dict(super().__getstate__())  # a copy: it may be this object's own __dict__
+        for name in self._FIT_STATE:
+            state.pop(name, None)
+        return state
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "cv_results_")
+
+    def _start(self) -> None:
+        """Validate what the parameter constraints cannot, and reset the state of one fit."""
+        for name in (
+            "cv_results_",
+            "best_estimator_",
+            "best_score_",
+            "best_params_",
+            "best_index_",
+            "privacy_report_",
+            "interrupted_results_",
+        ):
+            self.__dict__.pop(name, None)
+        self._space = SearchSpace(self.space)
+        known = self.estimator.get_params(deep=True)
+        for name in self._space.names:
+            if name not in known:
+                raise ValueError(
+                    f"space has the parameter {name!r}, which {type(self.estimator).__name__} "
+                    f"does not have. Its parameters are: {sorted(known)}."
+                )
+        if self.epsilon is not None and self.return_train_score:
+            raise ValueError(
+                "return_train_score=True is not available with epsilon: train scores would be "
+                "reported raw. Set return_train_score=False."
+            )
+        if self.epsilon is not None:
+            self._refuse_scoring_callbacks()
+        self._ranges = self._declared_ranges()
+        self._metric: str | None = None
+        self._reported: list[str] = []
+        self._released: dict[str, list[float]] = {}
+        self._ledger = PrivacyLedger()
+        self._curators: dict[str, LaplaceCurator] = {}
+        self._noise_rng = np.random.default_rng(_int_seed(self.noise_random_state))
+        self._warned_nonfinite = 0
+        self._recommended: int | None = None
+        self._last_results: dict | None = None
+        metrics = self._expected_metrics()
+        if metrics is not None:  # known before any fit: fail before spending compute
+            self._setup_metrics(metrics)
+
+    def _expected_metrics(self) -> list[str] | None:
+        """The metric names ``cv_results_`` will have, ``None`` for a callable scoring."""
+        scoring = self.scoring
+        if scoring is None or isinstance(scoring, str):
+            return ["score"]
+        if isinstance(scoring, dict):
+            return list(scoring)
+        if isinstance(scoring, (list, tuple)):
+            return [str(s) for s in scoring]
+        return None
+
+    def _refuse_scoring_callbacks(self) -> None:
+        try:
+            from sklearn.callback import ScoringMonitor
+        except ImportError:  # pragma: no cover - scikit-learn without callbacks
+            return
+        for callback in getattr(self, "_skl_callbacks", []):
+            if isinstance(callback, ScoringMonitor):
+                raise PrivacyError(
+                    "ScoringMonitor computes and logs raw scores, which epsilon forbids. Use "
+                    "sklearn.callback.ProgressBar to follow a private search."
+                )
+
+    def _declared_ranges(self) -> dict[str | None, tuple[float, float]]:
+        """``value_range`` as ``{metric: (lo, hi)}``; ``None`` stands for the optimized one."""
+        vr = self.value_range
+        if vr is None:
+            return {}
+        if isinstance(vr, dict):
+            out: dict[str | None, tuple[float, float]] = {}
+            for name, r in vr.items():
+                if not isinstance(name, str):
+                    raise ValueError(f"value_range keys must be metric names (str), got {name!r}.")
+                out[name] = _range("value_range[" + repr(name) + "]", r)
+            return out
+        return {None: _range("value_range", vr)}
+
+    def _range_of(self, metric: str, optimized: bool) -> tuple[float, float] | None:
+        """The declared or known range of ``metric``."""
+        if metric in self._ranges:
+            return self._ranges[metric]
+        if optimized and None in self._ranges:
+            return self._ranges[None]
+        scoring = self.scoring
+        if metric == "score" and not isinstance(scoring, (list, tuple, dict)):
+            return known_score_range(scoring, self.estimator)
+        if isinstance(scoring, (list, tuple)):
+            return known_score_range(metric)
+        if isinstance(scoring, dict) and isinstance(scoring.get(metric), str):
+            return known_score_range(scoring[metric])
+        return None
+
+    def _setup_metrics(self, metrics: list[str]) -> None:
+        """On the first results: the optimized metric, the reported ones and their curators."""
+        if metrics == ["score"]:
+            metric = "score"
+        elif isinstance(self.refit, str) and self.refit in metrics:
+            metric = self.refit
+        else:
+            raise ValueError(
+                "With several metrics, refit must name the metric to optimize (one of "
+                f"{metrics}); got refit={self.refit!r}."
+            )
+        unknown = [m for m in self._ranges if m is not None and m not in metrics]
+        if unknown:
+            raise ValueError(f"value_range names unknown metrics {unknown}; metrics: {metrics}.")
+        self._metric = metric
+        if self.epsilon is None:
+            return
+        if self._range_of(metric, True) is None:
+            raise ValueError(
+                f"value_range is required with epsilon for scoring={self.scoring!r}: the range "
+                f"of {metric!r} is not known. Pass value_range=(lo, hi), the range the score "
+                "can take (not the one observed, which would leak)."
+            )
+        self._reported = [metric] + [m for m in metrics if m != metric and m in self._ranges]
+        for m in self._reported:
+            rng = self._range_of(m, m == metric)
+            assert rng is not None
+            self._curators[m] = LaplaceCurator(
+                self.epsilon, rng, seed=self._noise_rng, ledger=self._ledger
+            )
+
+    # -- the search --------------------------------------------------------------------------
+    def _run_search(self, evaluate_candidates, *, callback_ctx=None):
+        space = self._space
+        n_iter = int(self.n_iter)
+        if self.batch_size is not None:
+            q = int(self.batch_size)
+        else:
+            q = max(1, math.ceil(effective_n_jobs(self.n_jobs) / self.n_splits_))
+        q = min(q, n_iter)
+        self.batch_size_ = q
+        n_rounds = math.ceil(n_iter / q)
+        if not _yields_constant_splits(self._checked_cv_orig):
+            warnings.warn(
+                "cv yields different splits at each call, so each round of the search scores "
+                "its candidates on other folds. Pass an integer random_state to a shuffling "
+                "splitter.",
+                UserWarning,
+                stacklevel=3,
+            )
+        seed = _int_seed(self.random_state)
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        replay = Replay()
+        told_idx: list[int] = []
+        told_U: list[np.ndarray] = []
+        told_y: list[float] = []
+
+        def synced():
+            rewards = np.asarray(told_y, dtype=float)
+            rng = self._range_of(self._metric, True) if self._metric else None
+            scale = (
+                RewardScale.from_range(rng) if rng is not None else RewardScale.from_values(rewards)
+            )
+            X = np.asarray(told_U, dtype=float).reshape(-1, space.dim)
+            opt = replay.sync(
+                scale,
+                lambda: make_optimizer(
+                    self.algorithm,
+                    space.dim,
+                    epsilon=self.epsilon,
+                    seed=seed,
+                    snap=space.snap,
+                    optimizer_kwargs=self.optimizer_kwargs,
+                ),
+                told_idx,
+                X,
+                scale(rewards),
+            )
+            return opt, X
+
+        search_ctx = None
+        if callback_ctx is not None:
+            search_ctx = callback_ctx.subcontext(
+                task_name="search", max_subtasks=n_rounds
+            ).call_on_fit_task_begin(estimator=self)
+        n_done = 0
+        best = -math.inf
+        for r in range(n_rounds):
+            size = min(q, n_iter - n_done)
+            opt, _ = synced()
+            U = []
+            for j in range(size):
+                opt.reseed([seed, n_done + j])
+                U.append(opt.ask(uniform=len(told_y) < self.n_initial_points))
+            batch = [space.from_unit(u) for u in U]
+            round_ctx = None
+            if search_ctx is not None:
+                round_ctx = search_ctx.subcontext(
+                    task_name="round",
+                    max_subtasks=size * self.n_splits_,
+                    sequential_subtasks=False,
+                ).call_on_fit_task_begin(estimator=self)
+            results = evaluate_candidates(batch, callback_ctx=round_ctx)
+            if round_ctx is not None:
+                round_ctx.call_on_fit_task_end(estimator=self)
+            self._last_results = results
+            scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+            for j, u in enumerate(U):
+                s = float(scores[n_done + j])
+                if math.isfinite(s):
+                    told_idx.append(n_done + j)
+                    told_U.append(u)
+                    told_y.append(s)
+                    best = max(best, s)
+            n_done += size
+            if self.verbose > 0:
+                what = "privatized " if self.epsilon is not None else ""
+                shown = f"{best:.4f}" if math.isfinite(best) else "none (every score NaN)"
+                print(
+                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: {n_done}/{n_iter} "
+                    f"candidates, best {what}mean_test_{self._metric} so far: {shown}",
+                    flush=True,
+                )
+        if told_y:
+            opt, X = synced()
+            self._recommended = told_idx[recommended_row(opt, X)]
+        if search_ctx is not None:
+            search_ctx.call_on_fit_task_end(estimator=self)
+
+    def _select_best_index(self, refit, refit_metric, results):
+        if self.epsilon is None or callable(refit):
+            return BaseSearchCV._select_best_index(refit, refit_metric, results)
+        if self._recommended is None:
+            raise ValueError(
+                f"Every one of the {len(results['params'])} candidates has a non-finite mean "
+                f"test score ({self._metric}): there is nothing to select. Check the scorer and "
+                "error_score (failed fits score error_score)."
+            )
+        return self._recommended
+
+    # -- privatized results ------------------------------------------------------------------
+    def _format_results(self, candidate_params, n_splits, out, more_results=None):
+        first = self._metric is None  # a callable scoring: its metrics are known now
+        if self.epsilon is None:
+            results = super()._format_results(candidate_params, n_splits, out, more_results)
+            if first:
+                self._setup_metrics(_metrics(results))
+            return results
+        with warnings.catch_warnings():
+            # scikit-learn's warning about non-finite scores prints the raw means.
+            warnings.filterwarnings("ignore", message="One or more of the", category=UserWarning)
+            raw = super()._format_results(candidate_params, n_splits, out, more_results)
+        if first:
+            self._setup_metrics(_metrics(raw))
+        return self._privatize(raw, len(candidate_params))
+
+    def _privatize(self, raw: dict, n_candidates: int) -> dict:
+        """The results to expose: the released mean of each reported metric, no raw score.
+
+        Each candidate's mean is released once, the first time it appears; later calls (one per
+        round, over all candidates so far) reuse the released values.
+        """
+        results: dict[str, Any] = {
+            k: v for k, v in raw.items() if k in _TIMES or k.startswith("param_") or k == "params"
+        }
+        n_nonfinite = 0
+        for m in self._reported:
+            released = self._released.setdefault(m, [])
+            for i in range(len(released), n_candidates):
+                score = float(raw[f"mean_test_{m}"][i])
+                if math.isfinite(score):
+                    released.append(self._curators[m].privatize(score))
+                else:
+                    released.append(math.nan)
+            values = np.asarray(released, dtype=float)
+            results[f"mean_test_{m}"] = values
+            results[f"rank_test_{m}"] = _rank(values)
+            results[f"epsilon_test_{m}"] = np.where(np.isfinite(values), self.epsilon, 0.0)
+            if m == self._metric:
+                n_nonfinite = int(np.sum(~np.isfinite(values)))
+        if n_nonfinite > self._warned_nonfinite:
+            self._warned_nonfinite = n_nonfinite
+            warnings.warn(
+                f"{n_nonfinite} of {n_candidates} candidates have a non-finite mean test score "
+                "(a failed fit scored with error_score=nan, or a scorer returning NaN); they "
+                "release nothing and teach the optimizer nothing.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return results
+
+    def _privacy_report(self, delta: float = 1e-6) -> dict[str, Any]:
+        out = privacy_summary(self._ledger, delta)
+        out["metrics"] = list(self._reported)
+        return out
+
+    def _stopped(self, exc: BaseException) -> None:
+        """Leave a search stopped by ``exc`` visibly unfitted, keeping what was evaluated."""
+        for name in (
+            "cv_results_",
+            "best_estimator_",
+            "best_score_",
+            "best_params_",
+            "best_index_",
+        ):
+            self.__dict__.pop(name, None)
+        last = getattr(self, "_last_results", None)
+        if last is None:
+            return  # nothing was evaluated, nothing was spent
+        self.interrupted_results_ = last
+        spent = ""
+        if self.epsilon is not None:
+            self.privacy_report_ = self._privacy_report()
+            spent = (
+                f" They spent epsilon = {self.privacy_report_['composed_epsilon_basic']:g} "
+                "(privacy_report_)."
+            )
+        warnings.warn(
+            f"{type(self).__name__}.fit was stopped by {type(exc).__name__} after "
+            f"{len(last['params'])} of {self.n_iter} candidates: the search is not fitted. The "
+            f"results of the evaluated candidates are in interrupted_results_.{spent}",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _metrics(results: dict) -> list[str]:
+    return [k[len("mean_test_") :] for k in results if k.startswith("mean_test_")]
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    """Rank 1 for the best value; non-finite values tie with the worst (as scikit-learn)."""
+    if not np.any(np.isfinite(values)):
+        return np.ones(values.shape, dtype=np.int32)
+    filled = np.where(np.isfinite(values), values, np.nanmin(values[np.isfinite(values)]) - 1)
+    return rankdata(-filled, method="min").astype(np.int32)
+
+
+def _range(name: str, value) -> tuple[float, float]:
+    try:
+        return _check_value_range(value)
+    except ValueError:
+        raise ValueError(
+            f"{name} must be a pair (lo, hi) of finite floats with lo < hi, got {value!r}."
+        ) from None
+
+
+def _int_seed(random_state) -> int | None:
+    """An integer seed from a scikit-learn ``random_state`` (``None`` stays ``None``)."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
