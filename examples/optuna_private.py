@@ -1,6 +1,6 @@
 """Tune a random forest with Optuna and LDP-MoMA-GP-UCB: Optuna stores only privatized scores.
 
-    python examples/optuna_private.py
+python examples/optuna_private.py
 """
 
 import optuna

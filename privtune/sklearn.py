@@ -26,6 +26,7 @@ import numpy as np
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
 from sklearn.base import is_classifier
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
@@ -40,7 +41,6 @@ from .tuning import (
     RewardScale,
     make_optimizer,
     privacy_summary,
-    recommended_row,
 )
 
 __all__ = ["PrivateBOSearchCV", "known_score_range"]
@@ -121,11 +121,20 @@ class PrivateBOSearchCV(BaseSearchCV):
     score, ``mean_test_<metric>`` is the released value, ``std_test_<metric>`` is absent, and
     ``epsilon_test_<metric>`` gives each candidate's spent epsilon (0 for a failed fit, which
     releases nothing). ``best_params_`` is the evaluated candidate with the best posterior mean
-    of the optimizer's model; ``best_score_`` is that candidate's released (noisy) score.
-    ``privacy_report_`` states the per-report and the composed epsilon. Not protected: the
-    training data is not made differentially private, only the scores that leave the
-    cross-validation are; fit times are reported as scikit-learn measures them; epsilon
-    composes over the candidates and over every search on the same data.
+    of the optimizer's model (``posterior_mean_test_<metric>``, in score units);
+    ``best_score_`` is that candidate's released (noisy) score, and ``rank_test_<metric>``
+    ranks the released scores, so the best candidate's rank need not be 1. ``privacy_report_``
+    states the per-report and the composed epsilon. The search fails closed: with privacy,
+    callbacks other than :class:`sklearn.callback.ProgressBar` (on the search or the tuned
+    estimator) are refused, and an error raised once scoring has begun is re-raised without
+    its message and traceback, which may hold scores. Not protected: the training data is not
+    made differentially private, only the scores that leave the cross-validation are; which
+    candidates failed (a NaN score) and the fit times are reported as scikit-learn has them;
+    epsilon composes over the candidates and over every search on the same data.
+
+    A failed candidate (every fit failed, or a NaN mean score) counts as the worst score for
+    the optimizer, so that it is not proposed again; a batch whose fits all failed leaves no
+    row in ``cv_results_`` (with a ``FitFailedWarning``), as nothing was evaluated.
 
     Parameters
     ----------
@@ -155,7 +164,8 @@ class PrivateBOSearchCV(BaseSearchCV):
         ``ceil(n_jobs / n_splits)`` (1 with ``n_jobs=None``). Smaller batches give the model
         more to learn from between proposals.
     n_initial_points : int, default=10
-        Candidates drawn uniformly before the acquisition is used.
+        Candidates drawn uniformly before the acquisition is used (MoMA's repeated plays of a
+        configuration count, as in :class:`privtune.PrivateGPUCBSampler`).
     scoring : str, callable, list, tuple or dict, optional
         As in :class:`~sklearn.model_selection.GridSearchCV`. With several metrics, ``refit``
         names the one the optimizer maximizes.
@@ -194,7 +204,8 @@ class PrivateBOSearchCV(BaseSearchCV):
     ----------
     cv_results_ : dict of numpy (masked) ndarrays
         One entry per candidate, in evaluation order, as in scikit-learn's searches; with
-        privacy, the released scores only (see above) and ``epsilon_test_<metric>``.
+        privacy, the released scores only (see above), ``epsilon_test_<metric>`` and
+        ``posterior_mean_test_<metric>``.
     best_estimator_ : estimator
         The estimator refitted on the whole data with ``best_params_`` (``refit`` only).
     best_score_ : float
@@ -326,6 +337,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         """
         self._validate_params()
         verbose = self.verbose
+        withheld: BaseException | None = None
         try:
             self._start()
             if self.epsilon is not None and verbose > 2:
@@ -333,7 +345,12 @@ class PrivateBOSearchCV(BaseSearchCV):
             super().fit(X, y, **params)
         except BaseException as exc:
             self._stopped(exc)
-            raise
+            if self.epsilon is None or not self._scoring_started or _is_clean(exc):
+                raise
+            # scikit-learn's messages (a scorer's return value) and the frames of its fit
+            # (every fold's score) may hold raw scores: raise a bare copy, outside this block
+            # so that it has neither context nor those frames.
+            withheld = _withheld(exc)
         else:
             if self.epsilon is not None:
                 self.privacy_report_ = self._privacy_report()
@@ -341,10 +358,13 @@ class PrivateBOSearchCV(BaseSearchCV):
             self.verbose = verbose
             for name in self._FIT_STATE:
                 self.__dict__.pop(name, None)
+        if withheld is not None:
+            raise withheld
         return self
 
     #: State of one ``fit``, dropped when it ends (it holds locks and raw-score machinery).
     _FIT_STATE = (
+        "_scoring_started",
         "_space",
         "_ranges",
         "_metric",
@@ -371,16 +391,8 @@ class PrivateBOSearchCV(BaseSearchCV):
 
     def _start(self) -> None:
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
-        for name in (
-            "cv_results_",
-            "best_estimator_",
-            "best_score_",
-            "best_params_",
-            "best_index_",
-            "privacy_report_",
-            "interrupted_results_",
-        ):
-            self.__dict__.pop(name, None)
+        self._scoring_started = False
+        _drop_fitted(self)
         self._space = SearchSpace(self.space)
         known = self.estimator.get_params(deep=True)
         for name in self._space.names:
@@ -395,7 +407,7 @@ class PrivateBOSearchCV(BaseSearchCV):
                 "reported raw. Set return_train_score=False."
             )
         if self.epsilon is not None:
-            self._refuse_scoring_callbacks()
+            self._refuse_callbacks()
         self._ranges = self._declared_ranges()
         self._metric: str | None = None
         self._reported: list[str] = []
@@ -421,17 +433,26 @@ class PrivateBOSearchCV(BaseSearchCV):
             return [str(s) for s in scoring]
         return None
 
-    def _refuse_scoring_callbacks(self) -> None:
+    def _refuse_callbacks(self) -> None:
+        """With privacy, accept only progress bars, on the search and on the estimators in it.
+
+        Other callbacks see the fitted models and data (ScoringMonitor logs raw scores).
+        """
         try:
-            from sklearn.callback import ScoringMonitor
+            from sklearn.callback import ProgressBar
         except ImportError:  # pragma: no cover - scikit-learn without callbacks
             return
-        for callback in getattr(self, "_skl_callbacks", []):
-            if isinstance(callback, ScoringMonitor):
-                raise PrivacyError(
-                    "ScoringMonitor computes and logs raw scores, which epsilon forbids. Use "
-                    "sklearn.callback.ProgressBar to follow a private search."
-                )
+        owners = [self, self.estimator, *self.estimator.get_params(deep=True).values()]
+        for owner in owners:
+            for callback in getattr(owner, "_skl_callbacks", None) or []:
+                if not isinstance(callback, ProgressBar):
+                    raise _clean(
+                        PrivacyError(
+                            f"{type(callback).__name__} is set on {type(owner).__name__}; with "
+                            "epsilon only sklearn.callback.ProgressBar is accepted, since other "
+                            "callbacks can compute or log raw scores (ScoringMonitor does)."
+                        )
+                    )
 
     def _declared_ranges(self) -> dict[str | None, tuple[float, float]]:
         """``value_range`` as ``{metric: (lo, hi)}``; ``None`` stands for the optimized one."""
@@ -469,21 +490,27 @@ class PrivateBOSearchCV(BaseSearchCV):
         elif isinstance(self.refit, str) and self.refit in metrics:
             metric = self.refit
         else:
-            raise ValueError(
-                "With several metrics, refit must name the metric to optimize (one of "
-                f"{metrics}); got refit={self.refit!r}."
+            raise _clean(
+                ValueError(
+                    "With several metrics, refit must name the metric to optimize (one of "
+                    f"{metrics}); got refit={self.refit!r}."
+                )
             )
         unknown = [m for m in self._ranges if m is not None and m not in metrics]
         if unknown:
-            raise ValueError(f"value_range names unknown metrics {unknown}; metrics: {metrics}.")
+            raise _clean(
+                ValueError(f"value_range names unknown metrics {unknown}; metrics: {metrics}.")
+            )
         self._metric = metric
         if self.epsilon is None:
             return
         if self._range_of(metric, True) is None:
-            raise ValueError(
-                f"value_range is required with epsilon for scoring={self.scoring!r}: the range "
-                f"of {metric!r} is not known. Pass value_range=(lo, hi), the range the score "
-                "can take (not the one observed, which would leak)."
+            raise _clean(
+                ValueError(
+                    f"value_range is required with epsilon for scoring={self.scoring!r}: the range "
+                    f"of {metric!r} is not known. Pass value_range=(lo, hi), the range the score "
+                    "can take (not the one observed, which would leak)."
+                )
             )
         self._reported = [metric] + [m for m in metrics if m != metric and m in self._ranges]
         for m in self._reported:
@@ -515,18 +542,15 @@ class PrivateBOSearchCV(BaseSearchCV):
         seed = _int_seed(self.random_state)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
+        history = _History(space.dim)
         replay = Replay()
-        told_idx: list[int] = []
-        told_U: list[np.ndarray] = []
-        told_y: list[float] = []
 
         def synced():
-            rewards = np.asarray(told_y, dtype=float)
             rng = self._range_of(self._metric, True) if self._metric else None
-            scale = (
-                RewardScale.from_range(rng) if rng is not None else RewardScale.from_values(rewards)
-            )
-            X = np.asarray(told_U, dtype=float).reshape(-1, space.dim)
+            if rng is not None:
+                scale = RewardScale.from_range(rng)
+            else:
+                scale = RewardScale.from_values(history.scores)
             opt = replay.sync(
                 scale,
                 lambda: make_optimizer(
@@ -537,27 +561,28 @@ class PrivateBOSearchCV(BaseSearchCV):
                     snap=space.snap,
                     optimizer_kwargs=self.optimizer_kwargs,
                 ),
-                told_idx,
-                X,
-                scale(rewards),
+                list(range(len(history))),
+                history.U,
+                history.rewards(scale),
             )
-            return opt, X
+            return opt, scale
 
         search_ctx = None
         if callback_ctx is not None:
             search_ctx = callback_ctx.subcontext(
                 task_name="search", max_subtasks=n_rounds
             ).call_on_fit_task_begin(estimator=self)
-        n_done = 0
-        best = -math.inf
+        n_proposed = 0
+        results = None
+        last_failure: ValueError | None = None
         for r in range(n_rounds):
-            size = min(q, n_iter - n_done)
+            size = min(q, n_iter - n_proposed)
             opt, _ = synced()
             U = []
             for j in range(size):
-                opt.reseed([seed, n_done + j])
-                U.append(opt.ask(uniform=len(told_y) < self.n_initial_points))
-            batch = [space.from_unit(u) for u in U]
+                opt.reseed([seed, n_proposed + j])
+                U.append(opt.ask(uniform=len(history) + j < self.n_initial_points))
+            n_proposed += size
             round_ctx = None
             if search_ctx is not None:
                 round_ctx = search_ctx.subcontext(
@@ -565,41 +590,80 @@ class PrivateBOSearchCV(BaseSearchCV):
                     max_subtasks=size * self.n_splits_,
                     sequential_subtasks=False,
                 ).call_on_fit_task_begin(estimator=self)
-            results = evaluate_candidates(batch, callback_ctx=round_ctx)
+            self._scoring_started = True
+            try:
+                results = evaluate_candidates(
+                    [space.from_unit(u) for u in U], callback_ctx=round_ctx
+                )
+            except ValueError as exc:
+                if "fits failed" not in str(exc):
+                    raise
+                # Every fit of the batch failed: scikit-learn keeps no row for it.
+                last_failure = exc
+                history.add_failed(U)
+                self._warn_all_fits_failed(size, exc)
+            else:
+                self._last_results = results
+                scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+                history.add(U, scores[len(scores) - size :], range(len(scores) - size, len(scores)))
             if round_ctx is not None:
                 round_ctx.call_on_fit_task_end(estimator=self)
-            self._last_results = results
-            scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-            for j, u in enumerate(U):
-                s = float(scores[n_done + j])
-                if math.isfinite(s):
-                    told_idx.append(n_done + j)
-                    told_U.append(u)
-                    told_y.append(s)
-                    best = max(best, s)
-            n_done += size
             if self.verbose > 0:
-                what = "privatized " if self.epsilon is not None else ""
-                shown = f"{best:.4f}" if math.isfinite(best) else "none (every score NaN)"
-                print(
-                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: {n_done}/{n_iter} "
-                    f"candidates, best {what}mean_test_{self._metric} so far: {shown}",
-                    flush=True,
-                )
-        if told_y:
-            opt, X = synced()
-            self._recommended = told_idx[recommended_row(opt, X)]
+                self._print_round(r + 1, n_rounds, n_proposed, history.best)
+        if results is None:
+            # Nothing was evaluated: scikit-learn's error, with the fits' errors (withheld by
+            # fit with privacy).
+            assert last_failure is not None
+            raise last_failure
+        if self.epsilon is not None and history.n_finite:
+            opt, scale = synced()
+            # The rule of the recommendation: the best posterior mean among the candidates
+            # with a released score (post-processing of released values).
+            cand = np.asarray(results["params"], dtype=object)
+            rows = history.rows_in_results(len(cand))
+            mean, _ = opt.predict(history.U[rows])
+            posterior = np.full(len(cand), np.nan)
+            posterior[history.candidate[rows]] = scale.to_score(mean)
+            results[f"posterior_mean_test_{self._metric}"] = posterior
+            released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+            ok = np.isfinite(released) & np.isfinite(posterior)
+            if ok.any():
+                self._recommended = int(np.flatnonzero(ok)[np.argmax(posterior[ok])])
         if search_ctx is not None:
             search_ctx.call_on_fit_task_end(estimator=self)
+
+    def _warn_all_fits_failed(self, size: int, exc: ValueError) -> None:
+        detail = (
+            " (the errors are withheld with epsilon; rerun one candidate without it)"
+            if self.epsilon is not None
+            else f":{exc}"
+        )
+        warnings.warn(
+            f"All fits of {size} candidate(s) failed; they are not in cv_results_ and count "
+            f"as the worst score for the optimizer{detail}",
+            FitFailedWarning,
+            stacklevel=4,
+        )
+
+    def _print_round(self, r: int, n_rounds: int, n_done: int, best: float) -> None:
+        what = "privatized " if self.epsilon is not None else ""
+        shown = f"{best:.4f}" if math.isfinite(best) else "none yet"
+        print(
+            f"[{type(self).__name__}] round {r}/{n_rounds}: {n_done}/{self.n_iter} candidates, "
+            f"best {what}mean_test_{self._metric} so far: {shown}",
+            flush=True,
+        )
 
     def _select_best_index(self, refit, refit_metric, results):
         if self.epsilon is None or callable(refit):
             return BaseSearchCV._select_best_index(refit, refit_metric, results)
         if self._recommended is None:
-            raise ValueError(
-                f"Every one of the {len(results['params'])} candidates has a non-finite mean "
-                f"test score ({self._metric}): there is nothing to select. Check the scorer and "
-                "error_score (failed fits score error_score)."
+            raise _clean(
+                ValueError(
+                    f"Every one of the {len(results['params'])} candidates has a non-finite "
+                    f"mean test score ({self._metric}): there is nothing to select. Check the "
+                    "scorer and error_score (failed fits score error_score)."
+                )
             )
         return self._recommended
 
@@ -661,14 +725,7 @@ class PrivateBOSearchCV(BaseSearchCV):
 
     def _stopped(self, exc: BaseException) -> None:
         """Leave a search stopped by ``exc`` visibly unfitted, keeping what was evaluated."""
-        for name in (
-            "cv_results_",
-            "best_estimator_",
-            "best_score_",
-            "best_params_",
-            "best_index_",
-        ):
-            self.__dict__.pop(name, None)
+        _drop_fitted(self)
         last = getattr(self, "_last_results", None)
         if last is None:
             return  # nothing was evaluated, nothing was spent
@@ -717,3 +774,78 @@ def _int_seed(random_state) -> int | None:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class _History:
+    """What the optimizer is told, in order: one row per proposal.
+
+    A proposal with a finite score is told its reward; a failed one (a NaN mean, or every fit
+    failed) is told the worst reward, -1, so that it is not proposed again. ``candidate`` maps
+    rows to ``cv_results_`` rows (-1 for a batch that left no row).
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.U = np.zeros((0, dim))
+        self.values = np.zeros(0)
+        self.candidate = np.zeros(0, dtype=int)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def add(self, U, scores, candidates) -> None:
+        self.U = np.vstack([self.U, np.asarray(U, dtype=float)])
+        self.values = np.concatenate([self.values, np.asarray(scores, dtype=float)])
+        self.candidate = np.concatenate([self.candidate, np.asarray(list(candidates), dtype=int)])
+
+    def add_failed(self, U) -> None:
+        self.add(U, np.full(len(U), np.nan), np.full(len(U), -1))
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.values[np.isfinite(self.values)]
+
+    @property
+    def n_finite(self) -> int:
+        return int(np.sum(np.isfinite(self.values)))
+
+    @property
+    def best(self) -> float:
+        return float(self.scores.max()) if self.n_finite else -math.inf
+
+    def rewards(self, scale: RewardScale) -> np.ndarray:
+        finite = np.isfinite(self.values)
+        return np.where(finite, scale(np.where(finite, self.values, 0.0)), -1.0)
+
+    def rows_in_results(self, n_candidates: int) -> np.ndarray:
+        return np.flatnonzero((self.candidate >= 0) & (self.candidate < n_candidates))
+
+
+def _clean(exc: BaseException) -> BaseException:
+    """Mark an exception of this module whose message holds no score (it may propagate)."""
+    exc._privtune_clean = True  # type: ignore[attr-defined]
+    return exc
+
+
+def _is_clean(exc: BaseException) -> bool:
+    return getattr(exc, "_privtune_clean", False)
+
+
+def _withheld(exc: BaseException) -> BaseException:
+    """A copy of ``exc`` without its message, context or traceback."""
+    if isinstance(exc, KeyboardInterrupt):
+        return KeyboardInterrupt()
+    message = (
+        f"{type(exc).__name__} during a private search; its message and traceback are "
+        "withheld because scikit-learn's can hold raw scores. Rerun without epsilon, on data "
+        "you may inspect, to see it."
+    )
+    try:
+        return type(exc)(message)
+    except Exception:
+        return PrivacyError(message)
+
+
+def _drop_fitted(search) -> None:
+    """Remove every fitted attribute (public, ending with an underscore)."""
+    for name in [k for k in vars(search) if k.endswith("_") and not k.startswith("_")]:
+        del search.__dict__[name]

@@ -174,6 +174,11 @@ class RewardScale:
         lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
         return cls(lo, hi, 1.0 if maximize else -1.0)
 
+    def to_score(self, rewards) -> np.ndarray:
+        """Scores of ``rewards``, the inverse map (``lo`` for every reward when ``lo == hi``)."""
+        r = np.asarray(rewards, dtype=float)
+        return (self.sign * r * (self.hi - self.lo) + self.lo + self.hi) / 2.0
+
     def __call__(self, values) -> np.ndarray:
         """Rewards of ``values``; infinite scores are clipped to ``[lo, hi]`` first."""
         v = np.asarray(values, dtype=float)

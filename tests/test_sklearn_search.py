@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, make_regression
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -202,26 +202,17 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch):
     assert s.privacy_report_["composed_epsilon_basic"] == pytest.approx(8.0)
 
 
-def test_private_best_params_come_from_the_posterior_mean(monkeypatch):
-    made = []
-    make = privtune.sklearn.make_optimizer
-
-    def keeping_make_optimizer(*args, **kwargs):
-        made.append(make(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(privtune.sklearn, "make_optimizer", keeping_make_optimizer)
+def test_private_best_params_come_from_the_posterior_mean():
     differs = 0
     for noise_seed in range(4):
         s = search(epsilon=1.0, n_iter=8, noise_random_state=noise_seed).fit(X, Y)
         res = s.cv_results_
-        # The model's posterior mean over the evaluated points picks best_params_ ...
-        opt = made[-1]
-        mean, _ = opt.predict(opt.X)
-        best_u = opt.X[int(np.argmax(mean))]
-        C = np.exp(np.log(1e-3) + best_u[0] * (np.log(1e2) - np.log(1e-3)))
-        assert s.best_params_["C"] == pytest.approx(C, rel=1e-9)
+        # The model's posterior mean at each candidate (in score units) picks best_params_ ...
+        posterior = res["posterior_mean_test_score"]
+        assert np.all(np.isfinite(posterior))
+        assert s.best_index_ == int(np.argmax(posterior))
         assert s.best_params_ == res["params"][s.best_index_]
+        assert s.best_score_ == res["mean_test_score"][s.best_index_]  # the released figure
         # ... which is not the argmax of the noisy released values.
         differs += s.best_index_ != int(np.argmax(res["mean_test_score"]))
     assert differs >= 1
@@ -240,16 +231,18 @@ def test_only_the_refit_metric_is_reported_unless_asked():
     assert s.privacy_report_["composed_epsilon_basic"] == pytest.approx(16.0)
 
 
-def test_progress_bar_callback_and_scoring_monitor_refused():
+def test_progress_bar_callback_and_other_callbacks_refused_with_privacy():
     callback = pytest.importorskip("sklearn.callback")
-    s = search(n_iter=3).set_callbacks(callback.ProgressBar())
+    s = search(n_iter=3, epsilon=1.0).set_callbacks(callback.ProgressBar())
     s.fit(X, Y)
     assert len(s.cv_results_["params"]) == 3
-    private = search(epsilon=1.0, n_iter=3).set_callbacks(
-        callback.ScoringMonitor(scoring="accuracy")
-    )
-    with pytest.raises(PrivacyError, match="ScoringMonitor"):
-        private.fit(X, Y)
+    monitor = callback.ScoringMonitor(scoring="accuracy")
+    with pytest.raises(PrivacyError, match="ScoringMonitor is set on PrivateBOSearchCV"):
+        search(epsilon=1.0, n_iter=3).set_callbacks(monitor).fit(X, Y)
+    # On the tuned estimator too: it would log raw training scores from every fold's fit.
+    inner = LogisticRegression(max_iter=200).set_callbacks(monitor)
+    with pytest.raises(PrivacyError, match="ScoringMonitor is set on LogisticRegression"):
+        PrivateBOSearchCV(inner, SPACE, epsilon=1.0, n_iter=3).fit(X, Y)
 
 
 # -- bad input ----------------------------------------------------------------------------------
@@ -348,3 +341,60 @@ def test_a_dask_local_cluster_gives_the_same_search():
     )
     assert remote.best_params_ == local.best_params_
     assert remote.score(X, Y) == local.score(X, Y)
+
+
+# -- failures -------------------------------------------------------------------------------------
+class FailingAboveOne(LogisticRegression):
+    """Fails to fit when C > 1: a misconfigured region of the space."""
+
+    def fit(self, X, y, sample_weight=None):
+        if self.C > 1:
+            raise ValueError("C > 1 is not supported here")
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("epsilon", [None, 1.0])
+def test_failed_candidates_do_not_stop_the_search_and_are_not_proposed_again(epsilon):
+    s = PrivateBOSearchCV(
+        FailingAboveOne(max_iter=200),
+        SPACE,
+        algorithm="gp-ucb",
+        epsilon=epsilon,
+        n_iter=12,
+        n_initial_points=4,
+        random_state=0,
+    )
+    with pytest.warns(FitFailedWarning, match="count as the worst score"):
+        s.fit(X, Y)
+    kept = [p["C"] for p in s.cv_results_["params"]]
+    assert all(C <= 1 for C in kept) and len(kept) >= 6
+    assert s.best_params_["C"] <= 1
+    # Fewer than half the proposals went to the failing region (C > 1 is 40 % of the log range).
+    assert 12 - len(kept) <= 5
+
+
+def test_a_scikit_learn_error_message_is_withheld_with_privacy():
+    def array_scorer(estimator, X, y):  # not a number: scikit-learn's error quotes the value
+        return np.array([RAW_BASE, RAW_BASE / 2])
+
+    s = search(epsilon=1.0, value_range=(0.0, 1.0), scoring=array_scorer, error_score="raise")
+    with pytest.raises(ValueError, match="withheld") as info:
+        s.fit(X, Y)
+    exc = info.value
+    assert "0.618" not in str(exc) and "0.309" not in str(exc)
+    assert exc.__context__ is None and exc.__cause__ is None
+    # No frame of scikit-learn's fit (whose locals hold every fold's score) in the traceback.
+    tb = exc.__traceback__
+    while tb is not None:
+        assert not tb.tb_frame.f_globals["__name__"].startswith("sklearn.")
+        tb = tb.tb_next
+    # Without privacy the message is scikit-learn's own.
+    with pytest.raises(ValueError, match="scoring must return a number"):
+        search(scoring=array_scorer, error_score="raise").fit(X, Y)
+
+
+def test_the_docstring_example_runs():
+    import doctest
+
+    result = doctest.testmod(privtune.sklearn, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
