@@ -103,3 +103,26 @@ def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
     for name in ("gp-ucb", "tgp", "ata"):
         assert spread[name]["distinct"] == 4
     assert (tmp_path / "quick" / "optuna_overhead.png").stat().st_size > 0
+
+
+def test_sklearn_search_quick_mode_compares_every_method(tmp_path):
+    from benchmarks import sklearn_search
+
+    result = sklearn_search.main(["--quick", "--out", str(tmp_path)])
+    runs = sorted((tmp_path / "quick" / "sklearn_search" / "runs").glob("*.json"))
+    assert len(runs) == sum(len(m) for m in sklearn_search.METHODS.values())
+    for path in runs:
+        run = json.loads(path.read_text())
+        assert 0.0 <= run["score"] <= 1.0 and run["seconds"] > 0
+        if run["epsilon"] == "none":
+            # Exact scores: the search's best score is the pick's true CV accuracy.
+            assert math.isclose(run["best_score"], run["score"], abs_tol=1e-12)
+        else:
+            assert run["privacy"]["n_reports"] == 4  # one per candidate
+    for eps, baseline in sklearn_search.BASELINE.items():
+        others = [m for m in sklearn_search.METHODS[eps] if m != baseline]
+        for m in others:
+            assert result["summary"][eps][m]["wins_ties_losses"] != [0, 0, 0]
+    tables = (tmp_path / "quick" / "sklearn_search_quick.md").read_text()
+    assert "RandomizedSearchCV" in tables and "OptunaSearchCV (TPE)" in tables
+    assert (tmp_path / "quick" / "sklearn_search_quick.png").stat().st_size > 0

@@ -1,0 +1,313 @@
+"""PrivateBOSearchCV against scikit-learn's and Optuna's searches, on the same budget.
+
+Random forest, MLP and gradient boosting with the GO-UCB paper's spaces (App. D.2, as in
+``optuna_tuning.py``) on breast_cancer and Pima, 5-fold CV accuracy (stratified folds shuffled
+with the run's seed, estimator ``random_state`` = seed, so every method of a seed tunes the same
+function), ``n_iter`` candidates per search.
+
+Settings
+--------
+- non-private (``eps = none``): ``PrivateBOSearchCV(algorithm="gp-ucb")`` against
+  ``RandomizedSearchCV`` (the same space as scipy distributions) and optuna-integration's
+  ``OptunaSearchCV`` (its default TPE sampler, seeded). Each is credited with its
+  ``best_score_``, an exact mean CV accuracy;
+- private (``eps = 1``): ``PrivateBOSearchCV`` with ``"moma"`` and ``"gp-ucb"`` against
+  ``algorithm="random"``: randomized search whose scores pass through the same curator and
+  whose pick uses the same rule (the best posterior mean). Each is credited with the true mean
+  CV accuracy of its ``best_params_``, which this script (the data owner) computes on the same
+  folds; the search itself only released noisy scores.
+
+Reported: the true CV accuracy of the pick, mean and standard error over seeds, the mean
+difference to the random baseline of the setting paired by (task, seed), and the wall time of
+``fit`` relative to the random baseline's, measured in the same run.
+
+Each run writes one JSON file under ``results/sklearn_search/runs``; ``run`` skips runs whose
+file exists, and several ``run`` processes can share the work (claims, as in
+``optuna_tuning.py``).
+
+Usage::
+
+    python benchmarks/sklearn_search.py run            # everything missing (about 1.5 h)
+    python benchmarks/sklearn_search.py summarize      # sklearn_search.json, .md and .png
+    python benchmarks/sklearn_search.py --quick        # smoke run (tests)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+import optuna
+from scipy import stats
+from sklearn.model_selection import RandomizedSearchCV, StratifiedKFold, cross_val_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.datasets import load_dataset
+from benchmarks.optuna_tuning import _claim, space_for
+from privtune import PrivateBOSearchCV
+from privtune.presets import estimator_for
+from privtune.space import Categorical, Integer, Real, SearchSpace
+
+MODELS = ["random_forest", "mlp", "gradient_boosting"]
+DATASETS = ["breast_cancer", "pima"]
+METHODS = {
+    "none": ["gp-ucb", "randomized", "optuna"],
+    "1": ["moma", "gp-ucb", "random"],
+}
+BASELINE = {"none": "randomized", "1": "random"}
+OUT = Path(__file__).resolve().parent / "results"
+
+
+def scipy_distributions(space: SearchSpace) -> dict:
+    """The space for ``RandomizedSearchCV``: the same distributions, drawn by scipy."""
+    out = {}
+    for name, dim in space.items():
+        if isinstance(dim, Categorical):
+            out[name] = list(dim.choices)
+        elif isinstance(dim, Integer) and not dim.log and dim.step == 1:
+            out[name] = stats.randint(dim.low, dim.high + 1)
+        elif isinstance(dim, Real) and dim.step is None:
+            dist = stats.loguniform if dim.log else stats.uniform
+            out[name] = dist(dim.low, dim.high) if dim.log else dist(dim.low, dim.high - dim.low)
+        else:
+            raise ValueError(f"{name}: no scipy equivalent of {dim!r} in this benchmark")
+    return out
+
+
+def make_search(model: str, dataset: str, eps: str, method: str, seed: int, n_iter: int, cv):
+    est = estimator_for(model, random_state=seed)
+    space = space_for(model, dataset)
+    if method == "randomized":
+        return RandomizedSearchCV(
+            est, scipy_distributions(space), n_iter=n_iter, cv=cv, random_state=seed
+        )
+    if method == "optuna":
+        from optuna_integration import OptunaSearchCV
+
+        return OptunaSearchCV(
+            est, space.to_optuna(), n_trials=n_iter, cv=cv, random_state=seed, verbose=0
+        )
+    return PrivateBOSearchCV(
+        est,
+        space,
+        algorithm=method,
+        epsilon=None if eps == "none" else float(eps),
+        n_iter=n_iter,
+        cv=cv,
+        random_state=seed,
+        noise_random_state=None if eps == "none" else 10_000 + seed,
+    )
+
+
+def run_one(model: str, dataset: str, eps: str, method: str, seed: int, n_iter: int) -> dict:
+    X, y = load_dataset(dataset)
+    cv = StratifiedKFold(5, shuffle=True, random_state=seed)
+    search = make_search(model, dataset, eps, method, seed, n_iter, cv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        search.fit(X, y)
+        seconds = time.perf_counter() - t0
+        # The data owner's check of the pick: its mean CV accuracy on the same folds.
+        pick = estimator_for(model, random_state=seed).set_params(**search.best_params_)
+        true = float(np.mean(cross_val_score(pick, X, y, cv=cv, error_score="raise")))
+    out = {
+        "model": model,
+        "dataset": dataset,
+        "epsilon": eps,
+        "method": method,
+        "seed": seed,
+        "n_iter": n_iter,
+        "score": true,
+        "best_score": float(search.best_score_),
+        "seconds": seconds,
+    }
+    if eps != "none":
+        out["privacy"] = search.privacy_report_
+    return out
+
+
+def run(args) -> None:
+    runs = args.out / "sklearn_search" / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    for seed in args.seeds:
+        for eps in args.epsilons:
+            for model in args.models:
+                for dataset in args.datasets:
+                    for method in METHODS[eps]:
+                        path = runs / f"{model}-{dataset}-{eps}-{method}-{seed}.json"
+                        if path.exists() or not _claim(path):
+                            continue
+                        try:
+                            res = run_one(model, dataset, eps, method, seed, args.n_iter)
+                            tmp = path.with_suffix(".tmp")
+                            tmp.write_text(json.dumps(res, indent=1))
+                            tmp.replace(path)
+                        finally:
+                            path.with_suffix(".claim").unlink(missing_ok=True)
+                        print(f"{path.name}: {res['score']:.4f} ({res['seconds']:.0f} s)")
+
+
+def summarize(args) -> dict:
+    rows = [json.loads(p.read_text()) for p in sorted(args.out.glob("sklearn_search/runs/*.json"))]
+    by: dict = {}
+    for r in rows:
+        by[(r["epsilon"], r["model"], r["dataset"], r["method"], r["seed"])] = r
+    summary: dict = {}
+    for eps, methods in METHODS.items():
+        base = BASELINE[eps]
+        for m in methods:
+            mine = [r for k, r in by.items() if k[0] == eps and k[3] == m]
+            if not mine:
+                continue
+            pairs = [
+                (r, by[(eps, r["model"], r["dataset"], base, r["seed"])])
+                for r in mine
+                if (eps, r["model"], r["dataset"], base, r["seed"]) in by
+            ]
+            diffs = np.array([100 * (a["score"] - b["score"]) for a, b in pairs])
+            ratios = np.array([a["seconds"] / b["seconds"] for a, b in pairs])
+            tasks: dict = {}
+            for r in mine:
+                tasks.setdefault(f"{r['model']}|{r['dataset']}", []).append(r["score"])
+            summary.setdefault(eps, {})[m] = {
+                "tasks": {
+                    t: {"mean": float(np.mean(v)), "se": _se(v), "n_seeds": len(v)}
+                    for t, v in sorted(tasks.items())
+                },
+                "mean_score": float(np.mean([r["score"] for r in mine])),
+                "paired_diff_points": float(diffs.mean()) if diffs.size else None,
+                "paired_diff_se": _se(diffs) if diffs.size else None,
+                "wins_ties_losses": [
+                    int(np.sum(diffs > 1e-9)),
+                    int(np.sum(np.abs(diffs) <= 1e-9)),
+                    int(np.sum(diffs < -1e-9)),
+                ],
+                "time_ratio_to_baseline_median": float(np.median(ratios)) if ratios.size else None,
+                "n_runs": len(mine),
+            }
+    result = {"benchmark": "sklearn_search", "n_runs": len(rows), "summary": summary}
+    name = "sklearn_search_quick" if args.quick else "sklearn_search"
+    (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
+    (args.out / f"{name}.md").write_text(_markdown(summary))
+    _plot(summary, args.out / f"{name}.png")
+    print(json.dumps({e: {m: v["mean_score"] for m, v in s.items()} for e, s in summary.items()}))
+    return result
+
+
+def _se(values) -> float | None:
+    v = np.asarray(values, dtype=float)
+    return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
+
+
+_LABELS = {
+    "gp-ucb": "PrivateBOSearchCV gp-ucb",
+    "moma": "PrivateBOSearchCV moma",
+    "random": "PrivateBOSearchCV random",
+    "randomized": "RandomizedSearchCV",
+    "optuna": "OptunaSearchCV (TPE)",
+}
+
+
+def _markdown(summary: dict) -> str:
+    """Per setting: per-task means, and the paired comparison with the random baseline."""
+    lines: list[str] = []
+    for eps, by_method in summary.items():
+        methods = list(by_method)
+        tasks = sorted({t for v in by_method.values() for t in v["tasks"]})
+        title = "non-private" if eps == "none" else f"epsilon = {eps}"
+        lines += [f"### {title}", "", "True CV accuracy of the pick, mean ± SE over seeds (n).", ""]
+        lines.append("| model | data | " + " | ".join(_LABELS[m] for m in methods) + " |")
+        lines.append("|---|---|" + "---|" * len(methods))
+        for t in tasks:
+            cells = []
+            for m in methods:
+                v = by_method[m]["tasks"].get(t)
+                if v is None:
+                    cells.append("–")
+                    continue
+                se = f" ± {v['se']:.3f}" if v["se"] is not None else ""
+                cells.append(f"{v['mean']:.3f}{se} ({v['n_seeds']})")
+            lines.append("| " + " | ".join(t.split("|")) + " | " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            f"Against {_LABELS[BASELINE[eps]]} on the same (task, seed): mean difference in "
+            "accuracy points ± SE, wins/ties/losses, and the median ratio of fit times.",
+            "",
+            "| method | difference | W/T/L | time ratio |",
+            "|---|---|---|---|",
+        ]
+        for m in methods:
+            v = by_method[m]
+            if m == BASELINE[eps] or v["paired_diff_points"] is None:
+                continue
+            se = f" ± {v['paired_diff_se']:.2f}" if v["paired_diff_se"] is not None else ""
+            wtl = "/".join(str(x) for x in v["wins_ties_losses"])
+            lines.append(
+                f"| {_LABELS[m]} | {v['paired_diff_points']:+.2f}{se} | {wtl} | "
+                f"{v['time_ratio_to_baseline_median']:.2f} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _plot(summary: dict, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - the bench extra
+        return
+    fig, axes = plt.subplots(1, len(summary), figsize=(6 * len(summary), 4), squeeze=False)
+    for ax, (eps, by_method) in zip(axes[0], summary.items(), strict=True):
+        tasks = sorted({t for v in by_method.values() for t in v["tasks"]})
+        width = 0.8 / max(len(by_method), 1)
+        for i, (m, v) in enumerate(by_method.items()):
+            means = [v["tasks"].get(t, {}).get("mean", np.nan) for t in tasks]
+            ses = [v["tasks"].get(t, {}).get("se") or 0.0 for t in tasks]
+            x = np.arange(len(tasks)) + i * width
+            ax.bar(x, means, width, yerr=ses, label=_LABELS[m])
+        ax.set_xticks(np.arange(len(tasks)) + 0.4 - width / 2)
+        ax.set_xticklabels([t.replace("|", "\n") for t in tasks], fontsize=7)
+        ax.set_ylim(0.5, 1.0)
+        ax.set_title("non-private" if eps == "none" else f"epsilon = {eps}")
+        ax.set_ylabel("true CV accuracy of the pick")
+        ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
+    parser.add_argument("--quick", action="store_true", help="RF on breast_cancer, 4 candidates")
+    parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
+    parser.add_argument("--datasets", nargs="+", default=DATASETS)
+    parser.add_argument("--epsilons", nargs="+", default=list(METHODS), choices=list(METHODS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--n-iter", type=int, default=40)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if args.quick:
+        args.models, args.datasets, args.seeds, args.n_iter = ["random_forest"], ["wine"], [0], 4
+        args.out = args.out / "quick"
+        run(args)
+        return summarize(args)
+    if args.command == "run":
+        run(args)
+    return summarize(args)
+
+
+if __name__ == "__main__":
+    main()
