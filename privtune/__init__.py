@@ -8,12 +8,16 @@ adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPU
 :mod:`privtune.sklearn` the scikit-learn one (:class:`PrivateBOSearchCV`).
 """
 
+from typing import TYPE_CHECKING
+
 from .kernels import SE, Matern
 from .optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
 from .optuna import PrivateGPUCBSampler
 from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
-from .sklearn import PrivateBOSearchCV
 from .space import Categorical, Integer, Real, SearchSpace
+
+if TYPE_CHECKING:
+    from .sklearn import PrivateBOSearchCV
 
 __version__ = "0.1.0.dev0"
 
@@ -36,3 +40,13 @@ __all__ = [
     "SearchSpace",
     "__version__",
 ]
+
+
+def __getattr__(name: str):
+    # scikit-learn is imported on first use of the search, not with privtune (the spaces and
+    # optimizers do not need it).
+    if name == "PrivateBOSearchCV":
+        from .sklearn import PrivateBOSearchCV
+
+        return PrivateBOSearchCV
+    raise AttributeError(f"module 'privtune' has no attribute {name!r}")
