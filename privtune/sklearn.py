@@ -10,8 +10,9 @@ scikit-learn-specific lives here: the search loop (``_run_search``), the privati
 Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): with ``epsilon`` set, each
 candidate's mean cross-validated score is released once, as ``clip(score, lo, hi) +
 Laplace((hi - lo) / epsilon)``, inside ``fit`` (the data owner's process). The optimizer,
-``cv_results_``, ``best_score_``, the verbose output and the warnings only ever see released
-values.
+``cv_results_``, ``best_score_``, the verbose output, the warnings and the error messages only
+ever see released values (the fits' own warnings are silenced, and errors raised once scoring
+has begun lose their message and traceback).
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ class PrivateBOSearchCV(BaseSearchCV):
     ``sqrt(n_splits)`` times larger on their mean. Everything the search exposes is computed
     from released values (post-processing, free): ``cv_results_`` has no per-split or train
     score, ``mean_test_<metric>`` is the released value, ``std_test_<metric>`` is absent, and
-    ``epsilon_test_<metric>`` gives each candidate's spent epsilon (0 for a failed fit, which
-    releases nothing). ``best_params_`` is the evaluated candidate with the best posterior mean
+    ``epsilon_test_<metric>`` gives each candidate's spent epsilon (0 for a NaN score, which
+    releases nothing; a failed fit scored with a numeric ``error_score`` is released like any
+    score). ``best_params_`` is the evaluated candidate with the best posterior mean
     of the optimizer's model (``posterior_mean_test_<metric>``, in score units);
     ``best_score_`` is that candidate's released (noisy) score, and ``rank_test_<metric>``
     ranks the released scores, so the best candidate's rank need not be 1. ``privacy_report_``
@@ -132,9 +134,11 @@ class PrivateBOSearchCV(BaseSearchCV):
     candidates failed (a NaN score) and the fit times are reported as scikit-learn has them;
     epsilon composes over the candidates and over every search on the same data.
 
-    A failed candidate (every fit failed, or a NaN mean score) counts as the worst score for
-    the optimizer, so that it is not proposed again; a batch whose fits all failed leaves no
-    row in ``cv_results_`` (with a ``FitFailedWarning``), as nothing was evaluated.
+    A failed candidate (every fit failed, or a NaN mean score) counts as the lowest score of
+    the range for the optimizer, which steers it away from the point (firmly without privacy;
+    with privacy, where released scores are noisy, as much as one more low score does); a
+    batch whose fits all failed leaves no row in ``cv_results_`` (with a
+    ``FitFailedWarning``), as nothing was evaluated.
 
     Parameters
     ----------
@@ -345,12 +349,13 @@ class PrivateBOSearchCV(BaseSearchCV):
             super().fit(X, y, **params)
         except BaseException as exc:
             self._stopped(exc)
-            if self.epsilon is None or not self._scoring_started or _is_clean(exc):
+            if self.epsilon is None or not self._scoring_started:
                 raise
             # scikit-learn's messages (a scorer's return value) and the frames of its fit
-            # (every fold's score) may hold raw scores: raise a bare copy, outside this block
-            # so that it has neither context nor those frames.
-            withheld = _withheld(exc)
+            # (every fold's score) may hold raw scores: raise a bare exception, outside this
+            # block so that it has neither context nor those frames. privtune's own errors
+            # keep their message.
+            withheld = _bare(exc) if _is_clean(exc) else _withheld(exc)
         else:
             if self.epsilon is not None:
                 self.privacy_report_ = self._privacy_report()
@@ -374,6 +379,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         "_curators",
         "_noise_rng",
         "_warned_nonfinite",
+        "_n_nonfinite",
         "_recommended",
         "_last_results",
     )
@@ -416,6 +422,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         self._curators: dict[str, LaplaceCurator] = {}
         self._noise_rng = np.random.default_rng(_int_seed(self.noise_random_state))
         self._warned_nonfinite = 0
+        self._n_nonfinite = (0, 0)
         self._recommended: int | None = None
         self._last_results: dict | None = None
         metrics = self._expected_metrics()
@@ -443,6 +450,10 @@ class PrivateBOSearchCV(BaseSearchCV):
         except ImportError:  # pragma: no cover - scikit-learn without callbacks
             return
         owners = [self, self.estimator, *self.estimator.get_params(deep=True).values()]
+        for dim in self._space.values():  # estimators among a categorical's choices
+            for choice in getattr(dim, "choices", ()):
+                if hasattr(choice, "get_params"):
+                    owners += [choice, *choice.get_params(deep=True).values()]
         for owner in owners:
             for callback in getattr(owner, "_skl_callbacks", None) or []:
                 if not isinstance(callback, ProgressBar):
@@ -592,17 +603,24 @@ class PrivateBOSearchCV(BaseSearchCV):
                 ).call_on_fit_task_begin(estimator=self)
             self._scoring_started = True
             try:
-                results = evaluate_candidates(
-                    [space.from_unit(u) for u in U], callback_ctx=round_ctx
-                )
+                with warnings.catch_warnings():
+                    if self.epsilon is not None:
+                        # Warnings of the fits and scorers (scikit-learn's "Scoring failed",
+                        # a nested search's non-finite scores...) may quote scores: silenced,
+                        # in the workers too (joblib passes the filters on).
+                        warnings.simplefilter("ignore")
+                    results = evaluate_candidates(
+                        [space.from_unit(u) for u in U], callback_ctx=round_ctx
+                    )
             except ValueError as exc:
-                if "fits failed" not in str(exc):
+                if not self._all_fits_failed(exc, size):
                     raise
                 # Every fit of the batch failed: scikit-learn keeps no row for it.
                 last_failure = exc
                 history.add_failed(U)
                 self._warn_all_fits_failed(size, exc)
             else:
+                self._warn_nonfinite()
                 self._last_results = results
                 scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
                 history.add(U, scores[len(scores) - size :], range(len(scores) - size, len(scores)))
@@ -624,13 +642,38 @@ class PrivateBOSearchCV(BaseSearchCV):
             mean, _ = opt.predict(history.U[rows])
             posterior = np.full(len(cand), np.nan)
             posterior[history.candidate[rows]] = scale.to_score(mean)
-            results[f"posterior_mean_test_{self._metric}"] = posterior
             released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-            ok = np.isfinite(released) & np.isfinite(posterior)
-            if ok.any():
-                self._recommended = int(np.flatnonzero(ok)[np.argmax(posterior[ok])])
+            posterior[~np.isfinite(released)] = np.nan  # a failed candidate is not a pick
+            ok = np.flatnonzero(np.isfinite(posterior))
+            results[f"posterior_mean_test_{self._metric}"] = posterior
+            if ok.size:
+                # The best posterior mean; ties (a flat model: MoMA before its first full
+                # epoch) go to the best released score among them.
+                top = ok[posterior[ok] >= posterior[ok].max() - 1e-12]
+                self._recommended = int(top[np.argmax(released[top])])
         if search_ctx is not None:
             search_ctx.call_on_fit_task_end(estimator=self)
+
+    def _all_fits_failed(self, exc: ValueError, size: int) -> bool:
+        """Whether ``exc`` is scikit-learn's error for a batch whose every fit failed."""
+        n_fits = size * self.n_splits_
+        return self.error_score != "raise" and str(exc).startswith(
+            f"\nAll the {n_fits} fits failed."
+        )
+
+    def _warn_nonfinite(self) -> None:
+        n, n_candidates = self._n_nonfinite
+        if self.epsilon is None or n <= self._warned_nonfinite:
+            return
+        self._warned_nonfinite = n
+        warnings.warn(
+            f"{n} of {n_candidates} candidates have a non-finite mean test score (failed fits "
+            "scored with error_score=nan, or a scorer returning NaN): they release nothing. "
+            "With epsilon the fits' own warnings are silenced, since they may quote scores; "
+            "rerun without epsilon, on data you may inspect, to see them.",
+            UserWarning,
+            stacklevel=4,
+        )
 
     def _warn_all_fits_failed(self, size: int, exc: ValueError) -> None:
         detail = (
@@ -640,7 +683,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         )
         warnings.warn(
             f"All fits of {size} candidate(s) failed; they are not in cv_results_ and count "
-            f"as the worst score for the optimizer{detail}",
+            f"as the lowest score of the range for the optimizer{detail}",
             FitFailedWarning,
             stacklevel=4,
         )
@@ -707,15 +750,7 @@ class PrivateBOSearchCV(BaseSearchCV):
             results[f"epsilon_test_{m}"] = np.where(np.isfinite(values), self.epsilon, 0.0)
             if m == self._metric:
                 n_nonfinite = int(np.sum(~np.isfinite(values)))
-        if n_nonfinite > self._warned_nonfinite:
-            self._warned_nonfinite = n_nonfinite
-            warnings.warn(
-                f"{n_nonfinite} of {n_candidates} candidates have a non-finite mean test score "
-                "(a failed fit scored with error_score=nan, or a scorer returning NaN); they "
-                "release nothing and teach the optimizer nothing.",
-                UserWarning,
-                stacklevel=2,
-            )
+        self._n_nonfinite = (n_nonfinite, n_candidates)  # warned by _run_search
         return results
 
     def _privacy_report(self, delta: float = 1e-6) -> dict[str, Any]:
@@ -780,8 +815,8 @@ class _History:
     """What the optimizer is told, in order: one row per proposal.
 
     A proposal with a finite score is told its reward; a failed one (a NaN mean, or every fit
-    failed) is told the worst reward, -1, so that it is not proposed again. ``candidate`` maps
-    rows to ``cv_results_`` rows (-1 for a batch that left no row).
+    failed) is told the lowest reward of the range, -1, to steer the optimizer away.
+    ``candidate`` maps rows to ``cv_results_`` rows (-1 for a batch that left no row).
     """
 
     def __init__(self, dim: int) -> None:
@@ -828,6 +863,12 @@ def _clean(exc: BaseException) -> BaseException:
 
 def _is_clean(exc: BaseException) -> bool:
     return getattr(exc, "_privtune_clean", False)
+
+
+def _bare(exc: BaseException) -> BaseException:
+    """``exc`` without traceback, context or cause (its message is privtune's own)."""
+    exc.__context__ = exc.__cause__ = None
+    return exc.with_traceback(None)
 
 
 def _withheld(exc: BaseException) -> BaseException:

@@ -146,6 +146,7 @@ class RawScorer:
     def __call__(self, estimator, X, y) -> float:
         value = RAW_BASE - 1e-9 * len(self.seen) - 1e-3 * float(estimator.C > 1)
         self.seen.append(value)
+        warnings.warn(f"this fold scored {value!r}", UserWarning, stacklevel=2)
         return value
 
 
@@ -243,6 +244,11 @@ def test_progress_bar_callback_and_other_callbacks_refused_with_privacy():
     inner = LogisticRegression(max_iter=200).set_callbacks(monitor)
     with pytest.raises(PrivacyError, match="ScoringMonitor is set on LogisticRegression"):
         PrivateBOSearchCV(inner, SPACE, epsilon=1.0, n_iter=3).fit(X, Y)
+    # Or on an estimator the space chooses among.
+    pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    space = {"logisticregression": [LogisticRegression(), inner]}
+    with pytest.raises(PrivacyError, match="ScoringMonitor"):
+        PrivateBOSearchCV(pipe, space, epsilon=1.0, n_iter=3).fit(X, Y)
 
 
 # -- bad input ----------------------------------------------------------------------------------
@@ -282,9 +288,21 @@ def test_a_scorer_returning_nan_everywhere_is_a_clear_error(epsilon):
             s.fit(X, Y)
             assert np.all(np.isnan(s.cv_results_["mean_test_score"]))
             return
-        with pytest.raises(ValueError, match="non-finite mean test score"):
+        with pytest.raises(ValueError, match="non-finite mean test score") as info:
             s.fit(X, Y)
     assert not hasattr(s, "best_params_")
+    # privtune's own message, but no context and no frame of scikit-learn's fit, whose locals
+    # hold every fold's score.
+    assert info.value.__context__ is None
+    assert not _sklearn_frames(info.value)
+
+
+def _sklearn_frames(exc: BaseException) -> list[str]:
+    names, tb = [], exc.__traceback__
+    while tb is not None:
+        names.append(tb.tb_frame.f_globals["__name__"])
+        tb = tb.tb_next
+    return [n for n in names if n.startswith("sklearn.")]
 
 
 def test_an_interrupted_search_says_so_and_keeps_what_it_spent():
@@ -354,7 +372,7 @@ class FailingAboveOne(LogisticRegression):
 
 
 @pytest.mark.parametrize("epsilon", [None, 1.0])
-def test_failed_candidates_do_not_stop_the_search_and_are_not_proposed_again(epsilon):
+def test_failed_candidates_do_not_stop_the_search_and_steer_it_away(epsilon):
     s = PrivateBOSearchCV(
         FailingAboveOne(max_iter=200),
         SPACE,
@@ -364,7 +382,7 @@ def test_failed_candidates_do_not_stop_the_search_and_are_not_proposed_again(eps
         n_initial_points=4,
         random_state=0,
     )
-    with pytest.warns(FitFailedWarning, match="count as the worst score"):
+    with pytest.warns(FitFailedWarning, match="count as the lowest score"):
         s.fit(X, Y)
     kept = [p["C"] for p in s.cv_results_["params"]]
     assert all(C <= 1 for C in kept) and len(kept) >= 6
@@ -384,10 +402,7 @@ def test_a_scikit_learn_error_message_is_withheld_with_privacy():
     assert "0.618" not in str(exc) and "0.309" not in str(exc)
     assert exc.__context__ is None and exc.__cause__ is None
     # No frame of scikit-learn's fit (whose locals hold every fold's score) in the traceback.
-    tb = exc.__traceback__
-    while tb is not None:
-        assert not tb.tb_frame.f_globals["__name__"].startswith("sklearn.")
-        tb = tb.tb_next
+    assert not _sklearn_frames(exc)
     # Without privacy the message is scikit-learn's own.
     with pytest.raises(ValueError, match="scoring must return a number"):
         search(scoring=array_scorer, error_score="raise").fit(X, Y)
@@ -398,3 +413,27 @@ def test_the_docstring_example_runs():
 
     result = doctest.testmod(privtune.sklearn, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_nan_scored_candidates_release_nothing_and_are_not_picked():
+    def nan_above_one(estimator, X, y):
+        return float("nan") if estimator.C > 1 else float(estimator.score(X, y))
+
+    s = search(epsilon=2.0, value_range=(0.0, 1.0), scoring=nan_above_one, n_iter=12)
+    with pytest.warns(UserWarning, match="non-finite mean test score"):
+        s.fit(X, Y)
+    res = s.cv_results_
+    failed = ~np.isfinite(res["mean_test_score"])
+    assert failed.any() and not failed.all()
+    assert np.all(res["epsilon_test_score"][failed] == 0.0)
+    assert np.all(np.isnan(res["posterior_mean_test_score"][failed]))
+    assert s.privacy_report_["n_reports"] == int((~failed).sum())
+    assert s.best_params_["C"] <= 1
+
+
+def test_error_score_raise_stops_at_the_first_failing_fit():
+    s = PrivateBOSearchCV(
+        FailingAboveOne(max_iter=200), SPACE, n_iter=12, random_state=0, error_score="raise"
+    )
+    with pytest.raises(ValueError, match="C > 1 is not supported"):
+        s.fit(X, Y)
