@@ -39,6 +39,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import json
 import os
 import sys
@@ -54,6 +56,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.datasets import load_dataset
+from benchmarks.runs import run_missing
 from privtune import PrivateGPUCBSampler
 from privtune.presets import PRESETS, estimator_for
 from privtune.space import Categorical, SearchSpace
@@ -181,62 +184,19 @@ def run_one(
 def run(args) -> None:
     runs = args.out / "optuna_tuning" / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    for seed in args.seeds:
-        for eps in args.epsilons:
-            for model in args.models:
-                for dataset in args.datasets:
-                    for name in samplers_for(eps):
-                        if args.samplers and name not in args.samplers:
-                            continue
-                        path = runs / f"{model}-{dataset}-{eps}-{name}-{seed}.json"
-                        if path.exists() or not _claim(path):
-                            continue
-                        try:
-                            res = run_one(
-                                model,
-                                dataset,
-                                eps,
-                                name,
-                                seed,
-                                args.trials,
-                                args.checkpoints,
-                                args.optimizer_kwargs,
-                            )
-                            tmp = path.with_suffix(".tmp")
-                            tmp.write_text(json.dumps(res, indent=1))
-                            tmp.replace(path)
-                        finally:
-                            path.with_suffix(".claim").unlink(missing_ok=True)
-                        picks = {k: round(v["score"], 4) for k, v in res["picks"].items()}
-                        print(f"{path.name}: {picks} ({res['seconds']:.0f} s)", flush=True)
-
-
-def _claim(path: Path) -> bool:
-    """Claim a run for this process, so several ``run`` processes can share the work.
-
-    A claim is a ``.claim`` file holding the owner's pid; a claim whose process is gone (a
-    killed run) is taken over.
-    """
-    claim = path.with_suffix(".claim")
-    for _ in range(2):
-        try:
-            fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            try:
-                pid = int(claim.read_text() or "0")
-                if pid <= 0:  # written by no process (a crash before the pid was written)
-                    raise ProcessLookupError
-                os.kill(pid, 0)
-                return False  # another live process owns it
-            except (ValueError, ProcessLookupError, FileNotFoundError):
-                claim.unlink(missing_ok=True)  # stale: its process is gone
+    grid = itertools.product(args.seeds, args.epsilons, args.models, args.datasets)
+    for seed, eps, model, dataset in grid:  # seed first: a partial benchmark covers every task
+        for name in samplers_for(eps):
+            if args.samplers and name not in args.samplers:
                 continue
-            except PermissionError:
-                return False
-        with os.fdopen(fd, "w") as f:
-            f.write(str(os.getpid()))
-        return True
-    return False
+            path = runs / f"{model}-{dataset}-{eps}-{name}-{seed}.json"
+            kwargs = (args.trials, args.checkpoints, args.optimizer_kwargs)
+            res = run_missing(
+                path, functools.partial(run_one, model, dataset, eps, name, seed, *kwargs)
+            )
+            if res is not None:
+                picks = {k: round(v["score"], 4) for k, v in res["picks"].items()}
+                print(f"{path.name}: {picks} ({res['seconds']:.0f} s)", flush=True)
 
 
 def summarize(args) -> dict:

@@ -22,8 +22,7 @@ difference to the random baseline of the setting paired by (task, seed), and the
 ``fit`` relative to the random baseline's, measured in the same run.
 
 Each run writes one JSON file under ``results/sklearn_search/runs``; ``run`` skips runs whose
-file exists, and several ``run`` processes can share the work (claims, as in
-``optuna_tuning.py``).
+file exists, and several ``run`` processes can share the work (:mod:`benchmarks.runs`).
 
 Usage::
 
@@ -35,6 +34,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import json
 import os
 import sys
@@ -51,7 +52,8 @@ from sklearn.model_selection import RandomizedSearchCV, StratifiedKFold, cross_v
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.datasets import load_dataset
-from benchmarks.optuna_tuning import _claim, space_for
+from benchmarks.optuna_tuning import space_for
+from benchmarks.runs import run_missing
 from privtune import PrivateBOSearchCV
 from privtune.presets import estimator_for
 from privtune.space import Categorical, Integer, Real, SearchSpace
@@ -138,22 +140,12 @@ def run_one(model: str, dataset: str, eps: str, method: str, seed: int, n_iter: 
 def run(args) -> None:
     runs = args.out / "sklearn_search" / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    for seed in args.seeds:
-        for eps in args.epsilons:
-            for model in args.models:
-                for dataset in args.datasets:
-                    for method in METHODS[eps]:
-                        path = runs / f"{model}-{dataset}-{eps}-{method}-{seed}.json"
-                        if path.exists() or not _claim(path):
-                            continue
-                        try:
-                            res = run_one(model, dataset, eps, method, seed, args.n_iter)
-                            tmp = path.with_suffix(".tmp")
-                            tmp.write_text(json.dumps(res, indent=1))
-                            tmp.replace(path)
-                        finally:
-                            path.with_suffix(".claim").unlink(missing_ok=True)
-                        print(f"{path.name}: {res['score']:.4f} ({res['seconds']:.0f} s)")
+    for seed, eps in itertools.product(args.seeds, args.epsilons):
+        for model, dataset, method in itertools.product(args.models, args.datasets, METHODS[eps]):
+            path = runs / f"{model}-{dataset}-{eps}-{method}-{seed}.json"
+            task = functools.partial(run_one, model, dataset, eps, method, seed, args.n_iter)
+            if (res := run_missing(path, task)) is not None:
+                print(f"{path.name}: {res['score']:.4f} ({res['seconds']:.0f} s)", flush=True)
 
 
 def summarize(args) -> dict:
@@ -290,7 +282,7 @@ def _plot(summary: dict, path: Path) -> None:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
-    parser.add_argument("--quick", action="store_true", help="RF on breast_cancer, 4 candidates")
+    parser.add_argument("--quick", action="store_true", help="random forest on wine, 4 candidates, 1 seed")
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=list(METHODS), choices=list(METHODS))

@@ -75,12 +75,12 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     assert [p.stat().st_mtime_ns for p in runs] == mtimes
 
 
-def test_optuna_tuning_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
-    from benchmarks import optuna_tuning
+def test_benchmark_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
+    from benchmarks import runs
 
     run = tmp_path / "a.json"
-    assert optuna_tuning._claim(run)  # this process owns it now
-    assert not optuna_tuning._claim(run)  # a live owner keeps it
+    assert runs.claim(run)  # this process owns it now
+    assert not runs.claim(run)  # a live owner keeps it
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
@@ -88,7 +88,7 @@ def test_optuna_tuning_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
         check=True,
     )
     run.with_suffix(".claim").write_text(dead.stdout.strip())  # a killed run's claim
-    assert optuna_tuning._claim(run)
+    assert runs.claim(run)
 
 
 def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
