@@ -1,6 +1,7 @@
 import math
 import warnings
 
+import dp_accounting
 import numpy as np
 import pytest
 
@@ -105,6 +106,23 @@ def test_ledger_records_every_report_and_composes():
     # accountant is tighter still (up to its discretisation).
     assert adv < 20.0
     assert pld <= adv * 1.01
+
+
+def test_pld_of_single_reports_equals_the_self_composed_event():
+    # 60 reports recorded one at a time (one per trial) and two of another epsilon: the
+    # ledger's PLD answer is dp-accounting's for the composition of both groups.
+    ledger = PrivacyLedger()
+    for _ in range(60):
+        ledger.record_laplace(10.0)
+    ledger.record_laplace(1.0, count=2)
+    acc = dp_accounting.pld.PLDAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    )
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 2))
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(0.1), 60))
+    assert ledger.composed_epsilon("pld", delta=1e-6) == pytest.approx(
+        acc.get_epsilon(1e-6), rel=1e-9
+    )
 
 
 def test_advanced_composition_falls_back_when_the_exact_sum_overflows():
