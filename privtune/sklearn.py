@@ -380,6 +380,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         "_noise_rng",
         "_warned_nonfinite",
         "_n_nonfinite",
+        "_curator_warnings",
         "_recommended",
         "_last_results",
     )
@@ -423,6 +424,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         self._noise_rng = np.random.default_rng(_int_seed(self.noise_random_state))
         self._warned_nonfinite = 0
         self._n_nonfinite = (0, 0)
+        self._curator_warnings: list[warnings.WarningMessage] = []
         self._recommended: int | None = None
         self._last_results: dict | None = None
         metrics = self._expected_metrics()
@@ -662,6 +664,9 @@ class PrivateBOSearchCV(BaseSearchCV):
         )
 
     def _warn_nonfinite(self) -> None:
+        for w in self._curator_warnings:
+            warnings.warn(w.message, w.category, stacklevel=4)
+        self._curator_warnings = []
         n, n_candidates = self._n_nonfinite
         if self.epsilon is None or n <= self._warned_nonfinite:
             return
@@ -741,7 +746,12 @@ class PrivateBOSearchCV(BaseSearchCV):
             for i in range(len(released), n_candidates):
                 score = float(raw[f"mean_test_{m}"][i])
                 if math.isfinite(score):
-                    released.append(self._curators[m].privatize(score))
+                    # The curator's clipping warning (which never shows the score) is raised
+                    # again by _run_search, outside the silenced fits.
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        released.append(self._curators[m].privatize(score))
+                    self._curator_warnings += caught
                 else:
                     released.append(math.nan)
             values = np.asarray(released, dtype=float)

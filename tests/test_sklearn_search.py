@@ -437,3 +437,33 @@ def test_error_score_raise_stops_at_the_first_failing_fit():
     )
     with pytest.raises(ValueError, match="C > 1 is not supported"):
         s.fit(X, Y)
+
+
+def test_released_scores_are_the_clipped_score_plus_laplace_noise():
+    """Each released mean is clip(score, lo, hi) + Laplace((hi - lo) / epsilon).
+
+    A scorer returning 1.7 (outside value_range = (0, 1), so clipped to 1) on 300 candidates
+    at epsilon = 2: the released values minus 1 are Laplace(0.5). Tolerances: the mean absolute
+    deviation is 0.5 with a standard error of 0.5 / sqrt(300) = 0.029, checked within 0.1
+    (3.5 SE); the median within 0.1 of 0 (its SE is about 0.029 as well).
+    """
+    from sklearn.dummy import DummyClassifier
+
+    s = PrivateBOSearchCV(
+        DummyClassifier(),
+        {"strategy": ["prior", "most_frequent"]},
+        algorithm="random",
+        epsilon=2.0,
+        value_range=(0.0, 1.0),
+        scoring=lambda est, X, y: 1.7,
+        n_iter=300,
+        batch_size=30,
+        random_state=0,
+        noise_random_state=0,
+    )
+    with pytest.warns(RuntimeWarning, match="clipped"):  # one warning, without the score
+        s.fit(X, Y)
+    noise = s.cv_results_["mean_test_score"] - 1.0
+    assert abs(np.mean(np.abs(noise)) - 0.5) < 0.1
+    assert abs(np.median(noise)) < 0.1
+    assert s.privacy_report_["n_reports"] == 300
