@@ -282,7 +282,9 @@ def _plot(summary: dict, path: Path) -> None:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
-    parser.add_argument("--quick", action="store_true", help="random forest on wine, 4 candidates, 1 seed")
+    parser.add_argument(
+        "--quick", action="store_true", help="random forest on wine, 4 candidates, 1 seed"
+    )
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=list(METHODS), choices=list(METHODS))
