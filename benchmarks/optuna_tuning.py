@@ -440,6 +440,17 @@ def _wins(summary: dict, n: str) -> dict:
     return out
 
 
+# One colour per method in every panel; the random baseline of each setting is dashed black.
+_COLORS = {
+    "moma": "tab:red",
+    "ata": "tab:blue",
+    "tgp": "tab:purple",
+    "gp-ucb": "tab:green",
+    "tpe": "tab:pink",
+    "gp": "tab:orange",
+}
+
+
 def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
     try:
         import matplotlib
@@ -461,8 +472,8 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
             ax = axes[i][j]
             by_data = summary[eps].get(model, {})
             # Gap to the best pick of any method on the same data set, averaged over data sets.
-            methods = sorted({s for e in by_data.values() for s in e})
-            for s in methods:
+            present = {s for e in by_data.values() for s in e}
+            for s in _order(eps, present):
                 gaps = []
                 for n in checkpoints:
                     g = []
@@ -471,7 +482,15 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
                             best = max(v[c]["mean"] for v in entry.values() for c in v)
                             g.append(best - entry[s][n]["mean"])
                     gaps.append(np.mean(g) if g else np.nan)
-                ax.plot([int(c) for c in checkpoints], gaps, marker="o", label=s)
+                baseline = s == baseline_for(eps)
+                ax.plot(
+                    [int(c) for c in checkpoints],
+                    gaps,
+                    marker="o",
+                    label=_label(s),
+                    color="black" if baseline else _COLORS[s],
+                    linestyle="--" if baseline else "-",
+                )
             ax.set_title(f"{model}, eps={eps}", fontsize=9)
             ax.set_xlabel("trials")
             if j == 0:
