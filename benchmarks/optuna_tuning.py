@@ -270,12 +270,16 @@ def summarize(args) -> dict:
         "wins": _wins(summary, str(max(args.checkpoints))),
         "paired_vs_random": _paired(rows, [str(c) for c in args.checkpoints]),
         "score_spread": _score_spread(rows),
+        "evaluated_median": _evaluated_median(rows),
     }
     name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
     (args.out / f"{name}.md").write_text(
         _markdown(summary, [str(c) for c in args.checkpoints], result["paired_vs_random"])
+        + "\n"
         + _spread_markdown(result["score_spread"])
+        + "\n"
+        + _evaluated_markdown(result["evaluated_median"])
     )
     _plot(summary, args.out / f"{name}.png", [str(c) for c in args.checkpoints])
     print(json.dumps(result["wins"], indent=1))
@@ -312,6 +316,56 @@ def _score_spread(rows: list[dict]) -> dict:
         "tasks": out,
         "noise_sd_points": {eps: 100 * np.sqrt(2) / float(eps) for eps in EPSILONS[1:]},
     }
+
+
+def _evaluated_median(rows: list[dict]) -> dict:
+    """Where each method spent its trials: the median true score of the configurations it ran.
+
+    Per run, the median raw CV accuracy over its trials (in accuracy points); then the mean of
+    those medians over the runs of each (setting, model, method). A method that learns where the
+    good configurations are runs better ones than uniform draws do, whether or not its final
+    pick is better.
+    """
+    medians: dict[tuple, list[float]] = {}
+    for r in rows:
+        scores = [v for v in r["raw_scores"] if v is not None and np.isfinite(v)]
+        if scores:
+            key = (r["epsilon"], r["model"], r["sampler"])
+            medians.setdefault(key, []).append(100 * float(np.median(scores)))
+    out: dict[str, dict] = {}
+    for (eps, model, sampler), v in sorted(medians.items()):
+        out.setdefault(eps, {}).setdefault(model, {})[sampler] = {
+            "mean_points": float(np.mean(v)),
+            "n_runs": len(v),
+        }
+    return out
+
+
+def _evaluated_markdown(evaluated: dict) -> str:
+    if not evaluated:
+        return ""
+    lines = [
+        "### Where the trials went",
+        "",
+        "Median true CV accuracy of the configurations each method evaluated (all trials of a "
+        "run), in accuracy points, averaged over the runs of a model (4 data sets × seeds).",
+        "",
+    ]
+    for eps in [e for e in EPSILONS if e in evaluated]:
+        methods = _order(eps, {s for by in evaluated[eps].values() for s in by})
+        title = "non-private" if eps == "none" else f"epsilon = {eps}"
+        lines.append(f"| {title} | " + " | ".join(_label(m) for m in methods) + " |")
+        lines.append("|---|" + "---|" * len(methods))
+        for model in [m for m in MODELS if m in evaluated[eps]]:
+            cells = [
+                f"{evaluated[eps][model][m]['mean_points']:.1f}"
+                if m in evaluated[eps][model]
+                else "–"
+                for m in methods
+            ]
+            lines.append(f"| {model} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _spread_markdown(spread: dict) -> str:

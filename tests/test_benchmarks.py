@@ -71,6 +71,12 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         assert cell["n_pairs"] == 1 and cell["wins"] + cell["ties"] + cell["losses"] == 1
         diff = 100 * (pick["picks"]["6"]["score"] - base["picks"]["6"]["score"])
         assert math.isclose(cell["mean_diff_points"], diff, abs_tol=1e-9)
+    # Where the trials went: per run, the median true score of the configurations it ran.
+    evaluated = result["evaluated_median"]["1"]["mlp"]
+    assert set(evaluated) == {"moma", "gp-ucb", "random"}
+    scores = [v for v in base["raw_scores"] if v is not None]
+    assert math.isclose(evaluated["random"]["mean_points"], 100 * float(np.median(scores)))
+    assert "### Where the trials went" in tables
     # A second call finds every run on disk and only summarizes.
     mtimes = [p.stat().st_mtime_ns for p in runs]
     optuna_tuning.main(["--quick", "--out", str(tmp_path)])
