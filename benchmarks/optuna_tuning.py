@@ -229,15 +229,132 @@ def summarize(args) -> dict:
         "summary": summary,
         "wins": _wins(summary, str(max(args.checkpoints))),
         "paired_vs_random": _paired(rows, [str(c) for c in args.checkpoints]),
+        "score_spread": _score_spread(rows),
+        "evaluated_median": _evaluated_median(rows),
     }
     name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
     (args.out / f"{name}.md").write_text(
         _markdown(summary, [str(c) for c in args.checkpoints], result["paired_vs_random"])
+        + "\n"
+        + _spread_markdown(result["score_spread"])
+        + "\n"
+        + _evaluated_markdown(result["evaluated_median"])
     )
     _plot(summary, args.out / f"{name}.png", [str(c) for c in args.checkpoints])
     print(json.dumps(result["wins"], indent=1))
     return result
+
+
+def _score_spread(rows: list[dict]) -> dict:
+    """How much there is to find on each task, next to the curator's noise.
+
+    The non-private RandomSampler's trials are uniform draws from the space, and their raw
+    scores are true CV accuracies; pooled over seeds they describe the task. The spread is given
+    in accuracy points: the standard deviation, and how far the 90th percentile and the best
+    draw lie above the median. The curator's noise with ``value_range=(0, 1)`` has standard
+    deviation ``sqrt(2) / epsilon`` (Laplace with scale ``1 / epsilon``): 14 points at
+    ``epsilon = 10`` and 141 points at ``epsilon = 1``.
+    """
+    pooled: dict[str, list[float]] = {}
+    for r in rows:
+        if r["epsilon"] == "none" and r["sampler"] == baseline_for("none"):
+            scores = [v for v in r["raw_scores"] if v is not None and np.isfinite(v)]
+            pooled.setdefault(f"{r['model']}|{r['dataset']}", []).extend(scores)
+    out: dict[str, dict] = {}
+    for key, scores in sorted(pooled.items()):
+        model, dataset = key.split("|")
+        v = 100 * np.asarray(scores)
+        median = float(np.median(v))
+        out.setdefault(model, {})[dataset] = {
+            "n_configurations": int(v.size),
+            "sd_points": float(np.std(v, ddof=1)) if v.size > 1 else None,
+            "q90_minus_median_points": float(np.quantile(v, 0.9) - median),
+            "max_minus_median_points": float(v.max() - median),
+        }
+    return {
+        "tasks": out,
+        "noise_sd_points": {eps: 100 * np.sqrt(2) / float(eps) for eps in EPSILONS[1:]},
+    }
+
+
+def _evaluated_median(rows: list[dict]) -> dict:
+    """Where each method spent its trials: the median true score of the configurations it ran.
+
+    Per run, the median raw CV accuracy over its trials (in accuracy points); then the mean of
+    those medians over the runs of each (setting, model, method). A method that learns where the
+    good configurations are runs better ones than uniform draws do, whether or not its final
+    pick is better.
+    """
+    medians: dict[tuple, list[float]] = {}
+    for r in rows:
+        scores = [v for v in r["raw_scores"] if v is not None and np.isfinite(v)]
+        if scores:
+            key = (r["epsilon"], r["model"], r["sampler"])
+            medians.setdefault(key, []).append(100 * float(np.median(scores)))
+    out: dict[str, dict] = {}
+    for (eps, model, sampler), v in sorted(medians.items()):
+        out.setdefault(eps, {}).setdefault(model, {})[sampler] = {
+            "mean_points": float(np.mean(v)),
+            "n_runs": len(v),
+        }
+    return out
+
+
+def _evaluated_markdown(evaluated: dict) -> str:
+    if not evaluated:
+        return ""
+    lines = [
+        "### Where the trials went",
+        "",
+        "Median true CV accuracy of the configurations each method evaluated (all trials of a "
+        "run), in accuracy points, averaged over the runs of a model (4 data sets × seeds).",
+        "",
+    ]
+    for eps in [e for e in EPSILONS if e in evaluated]:
+        methods = _order(eps, {s for by in evaluated[eps].values() for s in by})
+        title = "non-private" if eps == "none" else f"epsilon = {eps}"
+        lines.append(f"| {title} | " + " | ".join(_label(m) for m in methods) + " |")
+        lines.append("|---|" + "---|" * len(methods))
+        for model in [m for m in MODELS if m in evaluated[eps]]:
+            cells = [
+                f"{evaluated[eps][model][m]['mean_points']:.1f}"
+                if m in evaluated[eps][model]
+                else "–"
+                for m in methods
+            ]
+            lines.append(f"| {model} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _spread_markdown(spread: dict) -> str:
+    if not spread["tasks"]:
+        return ""
+    noise = ", ".join(
+        f"{v:.0f} points at epsilon = {e}" for e, v in spread["noise_sd_points"].items()
+    )
+    lines = [
+        "### How much there is to find",
+        "",
+        "True CV accuracy of the configurations the non-private Random drew (uniform over the "
+        "space, pooled over seeds), in accuracy points: standard deviation, 90th percentile "
+        f"minus median, best minus median. The curator's noise has standard deviation {noise}.",
+        "",
+        "| model | data | configurations | sd | q90 - median | best - median |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model in [m for m in MODELS if m in spread["tasks"]]:
+        by_data = spread["tasks"][model]
+        for dataset in [d for d in DATASETS if d in by_data]:
+            v = by_data[dataset]
+            sd = f"{v['sd_points']:.1f}" if v["sd_points"] is not None else "–"
+            lines.append(
+                f"| {model} | {dataset} | {v['n_configurations']} | {sd} | "
+                f"{v['q90_minus_median_points']:.1f} | {v['max_minus_median_points']:.1f} |"
+            )
+    lines.append("")
+    return "\n".join(lines)
 
 
 def _label(sampler: str) -> str:
@@ -400,6 +517,17 @@ def _wins(summary: dict, n: str) -> dict:
     return out
 
 
+# One colour per method in every panel; the random baseline of each setting is dashed black.
+_COLORS = {
+    "moma": "tab:red",
+    "ata": "tab:blue",
+    "tgp": "tab:purple",
+    "gp-ucb": "tab:green",
+    "tpe": "tab:pink",
+    "gp": "tab:orange",
+}
+
+
 def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
     try:
         import matplotlib
@@ -421,8 +549,8 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
             ax = axes[i][j]
             by_data = summary[eps].get(model, {})
             # Gap to the best pick of any method on the same data set, averaged over data sets.
-            methods = sorted({s for e in by_data.values() for s in e})
-            for s in methods:
+            present = {s for e in by_data.values() for s in e}
+            for s in _order(eps, present):
                 gaps = []
                 for n in checkpoints:
                     g = []
@@ -431,7 +559,15 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
                             best = max(v[c]["mean"] for v in entry.values() for c in v)
                             g.append(best - entry[s][n]["mean"])
                     gaps.append(np.mean(g) if g else np.nan)
-                ax.plot([int(c) for c in checkpoints], gaps, marker="o", label=s)
+                baseline = s == baseline_for(eps)
+                ax.plot(
+                    [int(c) for c in checkpoints],
+                    gaps,
+                    marker="o",
+                    label=_label(s),
+                    color="black" if baseline else _COLORS[s],
+                    linestyle="--" if baseline else "-",
+                )
             ax.set_title(f"{model}, eps={eps}", fontsize=9)
             ax.set_xlabel("trials")
             if j == 0:

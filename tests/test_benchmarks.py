@@ -4,6 +4,8 @@ import math
 import subprocess
 import sys
 
+import numpy as np
+
 from benchmarks import zhou_tan
 
 
@@ -69,10 +71,45 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         assert cell["n_pairs"] == 1 and cell["wins"] + cell["ties"] + cell["losses"] == 1
         diff = 100 * (pick["picks"]["6"]["score"] - base["picks"]["6"]["score"])
         assert math.isclose(cell["mean_diff_points"], diff, abs_tol=1e-9)
+    # Where the trials went: per run, the median true score of the configurations it ran.
+    evaluated = result["evaluated_median"]["1"]["mlp"]
+    assert set(evaluated) == {"moma", "gp-ucb", "random"}
+    scores = [v for v in base["raw_scores"] if v is not None]
+    assert math.isclose(evaluated["random"]["mean_points"], 100 * float(np.median(scores)))
+    assert "### Where the trials went" in tables
     # A second call finds every run on disk and only summarizes.
     mtimes = [p.stat().st_mtime_ns for p in runs]
     optuna_tuning.main(["--quick", "--out", str(tmp_path)])
     assert [p.stat().st_mtime_ns for p in runs] == mtimes
+
+
+def test_optuna_tuning_score_spread_uses_the_uniform_draws_only():
+    from benchmarks import optuna_tuning
+
+    def row(sampler, eps, scores, dataset="wine"):
+        return {
+            "model": "mlp",
+            "dataset": dataset,
+            "epsilon": eps,
+            "sampler": sampler,
+            "raw_scores": scores,
+        }
+
+    rows = [
+        row("random-optuna", "none", [0.5, 0.6, None]),
+        row("random-optuna", "none", [0.7, 0.8, 0.9]),  # a second seed, pooled
+        row("tpe", "none", [1.0, 1.0]),  # not uniform draws: ignored
+        row("random", "1", [0.0, 0.0]),  # raw scores of a private run: ignored
+    ]
+    spread = optuna_tuning._score_spread(rows)
+    cell = spread["tasks"]["mlp"]["wine"]
+    assert cell["n_configurations"] == 5  # the failed trial (None) is left out
+    assert math.isclose(cell["sd_points"], 100 * np.std([0.5, 0.6, 0.7, 0.8, 0.9], ddof=1))
+    assert math.isclose(cell["max_minus_median_points"], 20.0)
+    assert math.isclose(cell["q90_minus_median_points"], 100 * (0.86 - 0.7))
+    # Laplace(1 / epsilon) has standard deviation sqrt(2) / epsilon.
+    assert math.isclose(spread["noise_sd_points"]["10"], 100 * math.sqrt(2) / 10)
+    assert "| mlp | wine | 5 | 15.8 | 16.0 | 20.0 |" in optuna_tuning._spread_markdown(spread)
 
 
 def test_benchmark_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
