@@ -10,12 +10,14 @@ class              algorithm
 ``ATAGPUCB``       LDP-ATA-GP-UCB (Zhou & Tan, Alg. 1) / ATA-GP-UCB
 ``MoMAGPUCB``      LDP-MoMA-GP-UCB / MoMA-GP-UCB (Zhou & Tan, Alg. 3)
 ``RandomSearch``   uniform proposals, GP posterior for recommendations
+``GOUCB``          GO-UCB (Liu & Wang, Alg. 1), a parametric model instead of a GP
 =================  =====================================================================
 """
 
 from .ata_gp_ucb import ATAGPUCB
 from .base import BaseOptimizer
+from .go_ucb import GOUCB
 from .gp_ucb import GPUCB, TGPUCB, RandomSearch
 from .moma_gp_ucb import MoMAGPUCB
 
-__all__ = ["ATAGPUCB", "GPUCB", "TGPUCB", "BaseOptimizer", "MoMAGPUCB", "RandomSearch"]
+__all__ = ["ATAGPUCB", "GOUCB", "GPUCB", "TGPUCB", "BaseOptimizer", "MoMAGPUCB", "RandomSearch"]
