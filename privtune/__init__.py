@@ -4,15 +4,16 @@ The layers (DESIGN.md §2): :mod:`privtune.space` maps mixed hyperparameter spac
 cube, :mod:`privtune.kernels` and :mod:`privtune.features` define the surrogate,
 :mod:`privtune.optimizers` holds the algorithms (ask/tell on the cube) and
 :mod:`privtune.privacy` the curator and the privacy ledger. :mod:`privtune.tuning` holds what the
-adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPUCBSampler`) and
+adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPUCBSampler`,
+:class:`GOUCBSampler`) and
 :mod:`privtune.sklearn` the scikit-learn one (:class:`PrivateBOSearchCV`).
 """
 
 from typing import TYPE_CHECKING
 
 from .kernels import SE, Matern
-from .optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
-from .optuna import PrivateGPUCBSampler
+from .optimizers import ATAGPUCB, GOUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
+from .optuna import GOUCBSampler, PrivateGPUCBSampler
 from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
 from .space import Categorical, Integer, Real, SearchSpace
 
@@ -23,10 +24,12 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ATAGPUCB",
+    "GOUCB",
     "GPUCB",
     "SE",
     "TGPUCB",
     "Categorical",
+    "GOUCBSampler",
     "Integer",
     "LaplaceCurator",
     "Matern",

@@ -48,6 +48,7 @@ def maximize(
     n_restarts: int = 3,
     anchors: np.ndarray | None = None,
     maxiter: int = 50,
+    batched_gradient: bool = False,
 ) -> np.ndarray:
     """Return the maximiser of ``acq`` over the candidates or over ``[0, 1]^dim``.
 
@@ -72,6 +73,10 @@ def maximize(
         the search looks near the incumbent as well as everywhere.
     maxiter : int, default=50
         L-BFGS-B iterations per start.
+    batched_gradient : bool, default=False
+        Give L-BFGS-B a forward-difference gradient computed by one call of ``acq`` on the
+        ``dim + 1`` points ``x, x + h e_1, ..., x + h e_dim`` (one vectorised call instead of
+        ``dim + 1`` single-point calls, for acquisitions whose per-call cost dominates).
 
     Returns
     -------
@@ -92,10 +97,22 @@ def maximize(
     def neg(x: np.ndarray) -> float:
         return -float(acq(x[None, :])[0])
 
+    h = 1e-6
+
+    def neg_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+        # step inwards at the upper bound, so every evaluated point stays in the cube
+        steps = np.where(x + h <= 1.0, h, -h)
+        v = -acq(np.vstack([x, x + np.diag(steps)]))
+        return float(v[0]), (v[1:] - v[0]) / steps
+
     bounds = [(0.0, 1.0)] * dim
     for i in order[: max(n_restarts, 0)]:
+        if batched_gradient:
+            fun, jac = neg_and_grad, True
+        else:
+            fun, jac = neg, None
         res = optimize.minimize(
-            neg, raw[i], method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+            fun, raw[i], jac=jac, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
         )
         x = np.clip(res.x, 0.0, 1.0)
         if snap is not None:

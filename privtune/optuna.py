@@ -43,7 +43,7 @@ from .tuning import (
     recommended_row,
 )
 
-__all__ = ["PrivateGPUCBSampler"]
+__all__ = ["GOUCBSampler", "PrivateGPUCBSampler"]
 
 _logger = logging.getLogger(__name__)
 
@@ -158,11 +158,12 @@ class PrivateGPUCBSampler(BaseSampler):
 
     Parameters
     ----------
-    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random"}, default="moma"
+    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb"}, default="moma"
         The optimizer: MoMA-GP-UCB (plays each configuration ``k = 3`` times and takes a
         median of means: made for noisy, private scores), ATA-GP-UCB, TGP-UCB, exact GP-UCB
         (the non-robust baseline) or uniform random proposals (with the same recommendation
-        rule: the honest private baseline).
+        rule: the honest private baseline). ``"go-ucb"`` is GO-UCB, better reached through
+        :class:`GOUCBSampler`.
     epsilon : float, optional
         Per-trial LDP parameter. ``None`` (default) runs the non-private algorithm on raw
         scores.
@@ -239,9 +240,14 @@ class PrivateGPUCBSampler(BaseSampler):
         if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
             raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
         self.optimizer_kwargs = dict(optimizer_kwargs or {})
-        # Fail early on a bad override rather than at the first relative sample.
+        # Fail early on a bad override rather than at the first relative sample (a custom
+        # GO-UCB model fixes the dimension).
+        model = self.optimizer_kwargs.get("model")
         make_optimizer(
-            self.algorithm, 1, epsilon=self.epsilon, optimizer_kwargs=self.optimizer_kwargs
+            self.algorithm,
+            int(getattr(model, "dim", 1)),
+            epsilon=self.epsilon,
+            optimizer_kwargs=self.optimizer_kwargs,
         )
         self.seed = _check_seed("seed", seed)
         self.noise_seed = _check_seed("noise_seed", noise_seed)
@@ -655,5 +661,94 @@ class PrivateGPUCBSampler(BaseSampler):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(algorithm={self.algorithm!r}, epsilon={self.epsilon}, "
+            f"value_range={self.value_range})"
+        )
+
+
+class GOUCBSampler(PrivateGPUCBSampler):
+    """Optuna sampler running GO-UCB (Liu & Wang 2023), optionally on LDP scores.
+
+    :class:`privtune.optimizers.GOUCB` behind the contract of :class:`PrivateGPUCBSampler`:
+    relative sampling over the study's search space, both directions, many workers on one
+    storage (the model is rebuilt from the completed trials, RUNNING trials are pending
+    points), ``privatize`` and ``epsilon`` through the curator, the fail-closed checks,
+    :meth:`~PrivateGPUCBSampler.recommend` and
+    :meth:`~PrivateGPUCBSampler.privacy_report`. The first ``n_explore`` completed trials are
+    GO-UCB's uniform Phase I; the regression oracle then fits the model and every later trial
+    is Phase II. Privacy model (DESIGN.md §1): "epsilon-LDP on scores", as for
+    :class:`PrivateGPUCBSampler`.
+
+    Parameters
+    ----------
+    epsilon : float, optional
+        Per-trial LDP parameter; ``None`` (default) learns from raw scores.
+    value_range : tuple of float, optional
+        The range ``(lo, hi)`` of a score; required with ``epsilon``.
+    horizon : int, default=100
+        ``T``, the number of trials GO-UCB's defaults are set for (``n_explore``, ``lam`` and
+        the growth of ``beta_t``); a study may run longer.
+    n_explore : int, optional
+        Length of Phase I; default ``ceil(sqrt(horizon))``.
+    seed : int, optional
+        Seed of the proposals and of the regression oracle's initialisations.
+    noise_seed : int, optional
+        Seed of the curator's noise, for reproducible experiments only (see
+        :class:`PrivateGPUCBSampler`).
+    independent_sampler : optuna.samplers.BaseSampler, optional
+        Sampler for parameters outside the relative search space.
+    optimizer_kwargs : dict, optional
+        Other arguments of :class:`~privtune.optimizers.GOUCB` (``model``, ``lam``, ``beta``,
+        ``beta_scale``, ``acquisition``, ...).
+    warn_independent_sampling : bool, default=True
+        Log Optuna's warning when a parameter is sampled independently.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from privtune import GOUCBSampler
+    >>> sampler = GOUCBSampler(horizon=20, seed=0)
+    >>> study = optuna.create_study(direction="maximize", sampler=sampler)
+    >>> def objective(trial):
+    ...     x = trial.suggest_float("x", 0.0, 1.0)
+    ...     y = trial.suggest_float("y", 0.0, 1.0)
+    ...     return 1.0 - (x - 0.3) ** 2 - (y - 0.6) ** 2
+    >>> study.optimize(objective, n_trials=12)
+    >>> sorted(sampler.recommend(study))
+    ['x', 'y']
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float | None = None,
+        value_range: tuple[float, float] | None = None,
+        horizon: int = 100,
+        n_explore: int | None = None,
+        seed: int | None = None,
+        noise_seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
+            raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
+        kwargs = {"horizon": horizon, "n_explore": n_explore, **(optimizer_kwargs or {})}
+        self.horizon = horizon
+        self.n_explore = n_explore
+        super().__init__(
+            "go-ucb",
+            epsilon=epsilon,
+            value_range=value_range,
+            n_startup_trials=0,  # Phase I is the optimizer's own
+            seed=seed,
+            noise_seed=noise_seed,
+            independent_sampler=independent_sampler,
+            optimizer_kwargs=kwargs,
+            warn_independent_sampling=warn_independent_sampling,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(horizon={self.horizon}, epsilon={self.epsilon}, "
             f"value_range={self.value_range})"
         )

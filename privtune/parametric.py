@@ -81,7 +81,7 @@ class TwoLayerNetwork:
     >>> net.n_params
     13
     >>> net.value(np.zeros((1, 2)), np.ones(13))  # 3 * sigmoid(1) + 1
-    array([3.19317584])
+    array([3.19317574])
     """
 
     def __init__(self, dim: int, hidden: int = 25) -> None:

@@ -149,9 +149,11 @@ class PrivateBOSearchCV(BaseSearchCV):
         :class:`privtune.space.SearchSpace` accepts (``Real``, ``Integer``, ``Categorical``,
         Optuna distributions, a list of choices, ``(low, high)``, ``(low, high,
         "log-uniform")``).
-    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random"}, default="moma"
+    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb"}, default="moma"
         The optimizer (see :class:`privtune.PrivateGPUCBSampler`). ``"random"`` proposes
         uniformly and recommends with the same rule: the honest private baseline.
+        ``"go-ucb"`` is :class:`privtune.optimizers.GOUCB` with ``horizon=n_iter`` (its
+        uniform Phase I lasts ``ceil(sqrt(n_iter))`` candidates).
     epsilon : float, optional
         Per-candidate LDP parameter. ``None`` (default) runs the non-private search.
     value_range : tuple of float or dict, optional
@@ -573,6 +575,7 @@ class PrivateBOSearchCV(BaseSearchCV):
                     seed=seed,
                     snap=space.snap,
                     optimizer_kwargs=self.optimizer_kwargs,
+                    budget=self.n_iter,
                 ),
                 list(range(len(history))),
                 history.U,

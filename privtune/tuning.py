@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .kernels import Matern
-from .optimizers import ATAGPUCB, GPUCB, TGPUCB, BaseOptimizer, MoMAGPUCB, RandomSearch
+from .optimizers import ATAGPUCB, GOUCB, GPUCB, TGPUCB, BaseOptimizer, MoMAGPUCB, RandomSearch
 from .privacy.curator import _check_value_range
 from .privacy.ledger import PrivacyLedger
 
@@ -44,6 +44,7 @@ ALGORITHMS: dict[str, type[BaseOptimizer]] = {
     "tgp": TGPUCB,
     "gp-ucb": GPUCB,
     "random": RandomSearch,
+    "go-ucb": GOUCB,
 }
 
 
@@ -76,8 +77,14 @@ def make_optimizer(
     seed: int | Sequence[int] | None = None,
     snap: Callable[[np.ndarray], np.ndarray] | None = None,
     optimizer_kwargs: dict[str, Any] | None = None,
+    budget: int | None = None,
 ) -> BaseOptimizer:
     """The optimizer of ``algorithm`` with the tuning defaults.
+
+    ``"go-ucb"`` (:class:`~privtune.optimizers.GOUCB`) has no kernel: it gets ``epsilon``,
+    ``seed``, ``snap`` and, when the number of evaluations is known, ``horizon = budget``;
+    its other defaults are its own (the GO-UCB section of the optimizers guide). The GP
+    algorithms get the following.
 
     Rewards are expected in ``[-1, 1]`` (see :class:`RewardScale`), so ``B + R = 1``
     (``B = R = 0.5``): the curator's Laplace scale ``(hi - lo) / epsilon`` is then the papers'
@@ -121,12 +128,21 @@ def make_optimizer(
         The search space's ``snap``.
     optimizer_kwargs : dict, optional
         Overrides of any constructor argument (``kernel``, ``lam``, ``beta_scale``, ``k``, ...).
+    budget : int, optional
+        The number of evaluations the run will make, when the caller knows it (a search's
+        ``n_iter``): GO-UCB's ``horizon``.
 
     Returns
     -------
     BaseOptimizer
     """
     cls = ALGORITHMS[check_algorithm(algorithm)]
+    if cls is GOUCB:
+        go_kwargs: dict[str, Any] = {"epsilon": epsilon, "seed": seed, "snap": snap}
+        if budget is not None:
+            go_kwargs["horizon"] = int(budget)
+        go_kwargs.update(optimizer_kwargs or {})
+        return GOUCB(dim, **go_kwargs)
     kwargs: dict[str, Any] = {
         "kernel": Matern(default_lengthscale(dim), nu=2.5),
         "fit_lengthscale": True,

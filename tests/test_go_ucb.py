@@ -299,3 +299,41 @@ def test_go_ucb_finds_the_optimum_of_a_realizable_function():
         assert gap < 0.05 * f_range, (seed, gap / f_range)
         rand = net.value(np.random.default_rng(seed).random((30, 2)), w_star)
         assert f_max - rand.max() > gap
+
+
+# -- the Optuna sampler --------------------------------------------------------------------
+
+
+def test_go_ucb_sampler_runs_phase_one_then_the_model():
+    import optuna
+
+    from privtune import GOUCBSampler
+
+    sampler = GOUCBSampler(n_explore=4, horizon=12, seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(
+        lambda t: _quadratic(np.array([t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)])),
+        n_trials=12,
+    )
+    opt = sampler._replays[(study._study_id, study.study_name)]._optimizer
+    assert (opt.n_explore, opt.horizon, opt.phase, opt.t) == (4, 12, 2, 11)
+    # the phase I draws are uniform draws of the optimizer's seed; the model picks after them
+    rec = sampler.recommend(study)
+    assert set(rec) == {"x", "y"}
+    assert rec in [t.params for t in study.trials]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"horizon": 0}, "horizon must be an integer >= 1"),
+        ({"horizon": 4, "n_explore": 5}, r"n_explore \(5\) must not exceed the horizon \(4\)"),
+        ({"epsilon": 1.0}, "value_range is required when epsilon is set"),
+        ({"optimizer_kwargs": {"acquisition": "ei"}}, "acquisition must be one of"),
+    ],
+)
+def test_go_ucb_sampler_bad_arguments_are_named(kwargs, match):
+    from privtune import GOUCBSampler
+
+    with pytest.raises(ValueError, match=match):
+        GOUCBSampler(**kwargs)

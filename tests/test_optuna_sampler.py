@@ -16,7 +16,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 import privtune.optuna
-from privtune import PrivacyError, PrivateGPUCBSampler
+from privtune import GOUCBSampler, PrivacyError, PrivateGPUCBSampler
 from privtune.tuning import ALGORITHMS
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -44,9 +44,17 @@ def quadratic(trial) -> float:
     return 1.0 - (x - 0.3) ** 2 - (y - 0.7) ** 2
 
 
+def make_sampler(algorithm: str, **kwargs) -> PrivateGPUCBSampler:
+    """The sampler of ``algorithm``; GO-UCB's Phase I lasts ``n_startup_trials`` trials."""
+    if algorithm == "go-ucb":
+        n_explore = max(kwargs.pop("n_startup_trials", 3), 2)
+        return GOUCBSampler(n_explore=n_explore, horizon=16, **kwargs)
+    return PrivateGPUCBSampler(algorithm, **kwargs)
+
+
 def private_sampler(**kwargs) -> PrivateGPUCBSampler:
     kwargs.setdefault("seed", 0)
-    return PrivateGPUCBSampler(
+    return make_sampler(
         kwargs.pop("algorithm", "gp-ucb"), epsilon=1.0, value_range=(0.0, 1.0), **kwargs
     )
 
@@ -123,7 +131,7 @@ def _storages(tmp_path):
     yield "journal", JournalStorage(JournalFileBackend(str(jpath))), jpath
 
 
-@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb"])
+@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb"])
 def test_no_raw_score_in_storage_logs_or_warnings(tmp_path, caplog, capsys, algorithm):
     n = 14
     optuna.logging.set_verbosity(optuna.logging.INFO)
@@ -305,9 +313,7 @@ def test_privatize_without_epsilon_returns_the_objective():
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 def test_minimizing_the_negation_proposes_the_same_points(algorithm):
     def run(direction, sign, value_range):
-        sampler = PrivateGPUCBSampler(
-            algorithm, seed=1, n_startup_trials=3, value_range=value_range
-        )
+        sampler = make_sampler(algorithm, seed=1, n_startup_trials=3, value_range=value_range)
         study = optuna.create_study(direction=direction, sampler=sampler)
         study.optimize(lambda t: sign * quadratic(t), n_trials=8)
         return [t.params for t in study.trials]
@@ -362,7 +368,7 @@ def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
     storage = optuna.storages.InMemoryStorage()
     # A fixed value_range fixes the reward scale (the observed range would move with new
     # extremes and force rebuilds, which are correct but not what this test counts).
-    sampler = PrivateGPUCBSampler(algorithm, seed=0, n_startup_trials=3, value_range=(0, 1))
+    sampler = make_sampler(algorithm, seed=0, n_startup_trials=3, value_range=(0, 1))
     study = optuna.create_study(storage=storage, sampler=sampler, study_name="s")
     study.optimize(quadratic, n_trials=10)
     replay = sampler._replays[(study._study_id, study.study_name)]
@@ -371,7 +377,7 @@ def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
     space = sampler.infer_relative_search_space(study, study.trials[-1])
     frozen = study._storage.get_trial(study._storage.create_new_trial(study._study_id))
     cached = sampler.sample_relative(study, frozen, space)
-    fresh_sampler = PrivateGPUCBSampler(algorithm, seed=0, n_startup_trials=3, value_range=(0, 1))
+    fresh_sampler = make_sampler(algorithm, seed=0, n_startup_trials=3, value_range=(0, 1))
     fresh = fresh_sampler.sample_relative(study, frozen, space)
     assert cached == fresh
     # Pickled samplers drop the cache and rebuild it.
@@ -379,10 +385,10 @@ def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
     assert revived.sample_relative(study, frozen, space) == cached
 
 
-@pytest.mark.parametrize("algorithm", ["gp-ucb", "tgp", "ata"])
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "tgp", "ata", "go-ucb"])
 def test_running_trials_are_pending_points(algorithm):
     # Four asks before any tell, as four workers would: the proposals must differ.
-    sampler = PrivateGPUCBSampler(algorithm, seed=0, n_startup_trials=5)
+    sampler = make_sampler(algorithm, seed=0, n_startup_trials=5)
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(quadratic, n_trials=12)
     batch = [study.ask() for _ in range(4)]
@@ -457,7 +463,7 @@ def test_recommend_beats_best_trial_under_heavy_noise():
     assert np.mean(rec) > np.mean(best)
 
 
-@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb"])
+@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb"])
 def test_a_private_sampler_pickles_and_proposes_as_before(algorithm):
     sampler = private_sampler(algorithm=algorithm, n_startup_trials=3, noise_seed=1)
     study = optuna.create_study(sampler=sampler, direction="maximize", study_name="p")

@@ -157,7 +157,8 @@ def _raw_strings(values) -> list[str]:
     return out
 
 
-def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch):
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "go-ucb"])
+def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorithm):
     told: list[float] = []
     make = privtune.sklearn.make_optimizer
 
@@ -174,7 +175,15 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch):
 
     monkeypatch.setattr(privtune.sklearn, "make_optimizer", recording_make_optimizer)
     scorer = RawScorer()
-    s = search(epsilon=1.0, value_range=(0.0, 1.0), scoring=scorer, n_iter=8, verbose=10)
+    s = search(
+        algorithm=algorithm,
+        epsilon=1.0,
+        value_range=(0.0, 1.0),
+        scoring=scorer,
+        n_iter=8,
+        n_initial_points=3,
+        verbose=10,
+    )
     out, err = io.StringIO(), io.StringIO()
     with (
         warnings.catch_warnings(record=True) as caught,
@@ -201,6 +210,23 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch):
         assert raw not in text
     assert s.privacy_report_["n_reports"] == 8
     assert s.privacy_report_["composed_epsilon_basic"] == pytest.approx(8.0)
+
+
+def test_go_ucb_plans_for_n_iter_candidates(monkeypatch):
+    built = []
+    make = privtune.sklearn.make_optimizer
+
+    def recording_make_optimizer(*args, **kwargs):
+        built.append(make(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(privtune.sklearn, "make_optimizer", recording_make_optimizer)
+    s = search(algorithm="go-ucb", n_iter=9, n_initial_points=2).fit(X, Y)
+    opt = built[-1]
+    assert (opt.horizon, opt.n_explore) == (9, 3)  # T = n_iter, n = ceil(sqrt(T))
+    assert opt.phase == 2 and opt.t >= 8  # told every score before the last proposal
+    assert len(s.cv_results_["params"]) == 9
+    assert s.best_params_ == s.cv_results_["params"][s.best_index_]
 
 
 def test_private_best_params_come_from_the_posterior_mean():

@@ -92,7 +92,8 @@ class GOUCB(BaseOptimizer):
     model : ParametricModel, optional
         The parametric family; default ``TwoLayerNetwork(dim, hidden=25)`` (the paper's).
     n_explore : int, optional
-        Length ``n`` of Phase I; default ``ceil(sqrt(horizon))`` (Theorem 4.1), at least 2.
+        Length ``n`` of Phase I; default ``ceil(sqrt(horizon))`` (Theorem 4.1), at least 2
+        (the horizon if it is smaller).
     horizon : int, optional
         ``T``, the number of Phase II rounds the defaults of ``n_explore``, ``lam`` and
         ``beta_t`` are set for; default 100. Asking beyond it is allowed (``beta_t`` keeps
@@ -182,7 +183,7 @@ class GOUCB(BaseOptimizer):
         )
         self.horizon = T
         if n_explore is None:
-            n_explore = max(2, math.ceil(math.sqrt(T)))
+            n_explore = min(T, max(2, math.ceil(math.sqrt(T))))
         self.n_explore = _check_count("n_explore", n_explore)
         if self.n_explore > T:
             raise ValueError(
@@ -341,7 +342,7 @@ class GOUCB(BaseOptimizer):
         w = self._current_w()
         G = self.model.grad_w(X, w)
         S = self._sigma_inv_given(P)
-        var = np.einsum("ij,jk,ik->i", G, S, G)
+        var = np.sum((G @ S) * G, axis=1)
         return self.model.value(X, w), np.maximum(var, 0.0)
 
     def _mean(self, X: np.ndarray) -> np.ndarray:
@@ -361,7 +362,7 @@ class GOUCB(BaseOptimizer):
 
         def ucb(Z: np.ndarray) -> np.ndarray:
             G = model.grad_w(Z, w)
-            width = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", G, S, G), 0.0))
+            width = np.sqrt(np.maximum(np.sum((G @ S) * G, axis=1), 0.0))
             return model.value(Z, w) + root_beta * width
 
         if self.acquisition == "first-order":
@@ -374,6 +375,7 @@ class GOUCB(BaseOptimizer):
                 n_raw=self.n_raw_samples,
                 n_restarts=self.n_restarts,
                 anchors=self._anchors(),
+                batched_gradient=True,
             )
         return self._joint_ascent(ucb, S, root_beta, C)[0]
 

@@ -1,0 +1,689 @@
+"""GO-UCB (Liu & Wang 2023): the synthetic experiments of Sec. 6.1, the tuning experiments of
+Sec. 6.2, the calibration of the practical defaults, and the time per ask.
+
+Methods (all on the unit cube; every method's first ``n`` points are the same uniform draws of
+the run's seed, GO-UCB's Phase I):
+
+- ``go-ucb``: :class:`privtune.optimizers.GOUCB` with its defaults (``n_explore = n``,
+  ``horizon = T``); ``go-ucb-joint``: the same with ``acquisition="joint"``;
+- ``gp-ucb``, ``gp-ei``, ``gp-pi``: privtune's exact GP with the tuning defaults of
+  :func:`privtune.tuning.make_optimizer` (Matérn-5/2, lengthscale refitted by ML-II at 8, 16,
+  32, ... rewards, ``lam = 0.01``), the same for all three; they differ only in the
+  acquisition: GP-UCB's ``mu + beta sigma``, expected improvement and probability of
+  improvement (``xi = 0.01``) over the best observed reward;
+- ``random``: uniform draws.
+
+Synthetic (``synthetic``)
+    ``d_x = 20`` on ``[-5, 5]^20``: f1 is the paper's network with every weight and bias 1
+    (``n = 5``, ``T = 25``), f2 Styblinski-Tang and f3 Rastrigin as the paper writes them
+    (``n = 8``, ``T = 64``). Observations ``y = f(x) + N(0, 0.01^2)`` (App. D.1), told to every
+    method as ``2 (y - lo) / (hi - lo) - 1`` with the function's known range ``[lo, hi]``, so
+    all of them see rewards in ``[-1, 1]``. Reported: cumulative regret ``sum_t f* - f(x_t)``
+    over all ``n + T`` rounds in the function's own units, mean over 5 repetitions with the
+    paper's Wald error bar ``1.96 sd / sqrt(5)``.
+Tuning (``tuning run`` / ``tuning summarize``)
+    Random forest, MLP and gradient boosting with the spaces of App. D.2
+    (:mod:`privtune.presets`) on breast_cancer, Australian and Diabetes (Pima). Repetition
+    ``k`` of 5 trains on four folds of a stratified 5-fold split (shuffled with seed 0) and
+    scores accuracy on fold ``k``; the estimator's ``random_state`` is ``k``. ``n = 8``,
+    ``T = 64``. Regret is against the best accuracy any method found on that (task, fold).
+Calibration (``calibrate``)
+    GO-UCB's ``beta_scale`` and acquisition on problems disjoint from the reported ones:
+    realizable random networks in 5 and 10 dimensions, Ackley-10 and Levy-10, seeds 1000+.
+Time per ask (``timing``)
+    After ``n + T`` told rewards of f2 for ``T`` in 25, 64 and 500, the median wall time of
+    one ask, next to Optuna's TPESampler and GPSampler (needs torch) in the same run.
+
+Usage::
+
+    python benchmarks/go_ucb.py synthetic           # 75 runs; go_ucb_synthetic.json / .png
+    python benchmarks/go_ucb.py tuning run          # 225 runs, resumable, shareable
+    python benchmarks/go_ucb.py tuning summarize    # go_ucb_tuning.json / .md / .png
+    python benchmarks/go_ucb.py calibrate           # go_ucb_calibration.json
+    python benchmarks/go_ucb.py timing              # go_ucb_timing.json
+    python benchmarks/go_ucb.py --quick             # everything, tiny (tests)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import itertools
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+from scipy import special
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.datasets import load_dataset
+from benchmarks.runs import run_missing
+from privtune.acquisition import maximize
+from privtune.optimizers import GOUCB, GPUCB, BaseOptimizer
+from privtune.parametric import TwoLayerNetwork
+from privtune.presets import PRESETS, estimator_for
+from privtune.tuning import make_optimizer
+
+OUT = Path(__file__).resolve().parent / "results"
+METHODS = ["go-ucb", "go-ucb-joint", "gp-ucb", "gp-ei", "gp-pi", "random"]
+NOISE_SD = 0.01  # App. D.1
+
+
+# -- baselines ------------------------------------------------------------------------------
+
+
+class _ImprovementGP(GPUCB):
+    """privtune's exact GP with expected improvement or probability of improvement."""
+
+    kind = "ei"
+    xi = 0.0
+
+    def _propose(self, C, P):
+        if self._uniform:
+            return self._uniform_point(C)
+        posterior = self._posterior_given(P)
+        best = float(np.max(self.y)) + self.xi
+
+        def acq(Z):
+            mean, var = posterior(Z)
+            sd = np.sqrt(np.maximum(var, 1e-18))
+            z = (mean - best) / sd
+            if self.kind == "pi":
+                return special.ndtr(z)
+            return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
+
+        return maximize(
+            acq,
+            self.dim,
+            self._rng,
+            candidates=C,
+            snap=self.snap,
+            n_raw=self.n_raw_samples,
+            n_restarts=self.n_restarts,
+            anchors=self._anchors(),
+        )
+
+
+class GPEI(_ImprovementGP):
+    kind, xi = "ei", 0.0
+
+
+class GPPI(_ImprovementGP):
+    kind, xi = "pi", 0.01
+
+
+def make_method(method: str, dim: int, n: int, T: int, seed: int, snap=None, **go_kwargs):
+    """The optimizer of ``method`` for a run with ``n`` uniform and ``T`` adaptive rounds."""
+    if method.startswith("go-ucb"):
+        kwargs = {"n_explore": n, "horizon": T, "seed": seed, "snap": snap, **go_kwargs}
+        if method == "go-ucb-joint":
+            kwargs["acquisition"] = "joint"
+        return GOUCB(dim, **kwargs)
+    if method in ("gp-ei", "gp-pi"):
+        base = make_optimizer("gp-ucb", dim, seed=seed, snap=snap)
+        cls = GPEI if method == "gp-ei" else GPPI
+        return cls(
+            dim,
+            kernel=base.kernel,
+            fit_lengthscale=True,
+            lam=base.lam,
+            B=base.B,
+            R=base.R,
+            seed=seed,
+            snap=snap,
+        )
+    algorithm = {"gp-ucb": "gp-ucb", "random": "random"}[method]
+    return make_optimizer(algorithm, dim, seed=seed, snap=snap)
+
+
+def drive(opt: BaseOptimizer, n: int, rounds: int, evaluate, seed: int) -> list[np.ndarray]:
+    """Ask and tell ``rounds`` times; the first ``n`` points are the seed's uniform draws."""
+    uniform = np.random.default_rng([seed, 12345]).random((n, opt.dim))
+    if opt.snap is not None:
+        uniform = opt.snap(uniform)
+    points = []
+    for t in range(rounds):
+        if t < n:
+            x = uniform[t]
+            opt.ask(uniform=True)
+            opt.clear_pending()
+        else:
+            x = opt.ask()
+        opt.tell(x, evaluate(x))
+        points.append(np.array(x))
+    return points
+
+
+# -- synthetic functions (Sec. 6.1) ------------------------------------------------------------
+
+_NET20 = TwoLayerNetwork(20)
+_G2 = np.linspace(-5, 5, 200001)
+
+
+def f1(Z: np.ndarray) -> np.ndarray:
+    """The realizable network, every weight and bias 1, on ``[-5, 5]^20``."""
+    return _NET20.value(Z, np.ones(_NET20.n_params))
+
+
+def f2(Z: np.ndarray) -> np.ndarray:
+    """Styblinski-Tang as the paper writes it: ``-1/2 sum x^4 - 16 x^2 + 5 x``."""
+    return -0.5 * np.sum(Z**4 - 16 * Z**2 + 5 * Z, axis=-1)
+
+
+def f3(Z: np.ndarray) -> np.ndarray:
+    """Rastrigin as the paper writes it: ``-200 + sum 10 cos(2 pi x) - x^2``."""
+    return -200.0 + np.sum(10 * np.cos(2 * np.pi * Z) - Z**2, axis=-1)
+
+
+def _ranges() -> dict[str, tuple[float, float]]:
+    """``(min, max)`` of each function on ``[-5, 5]^20`` (f2 and f3 are separable)."""
+    g2 = _G2**4 - 16 * _G2**2 + 5 * _G2
+    g3 = 10 * np.cos(2 * np.pi * _G2) - _G2**2
+    s = special.expit
+    return {
+        "f1": (float(25 * s(-99.0) + 1), float(25 * s(101.0) + 1)),
+        "f2": (float(-10 * g2.max()), float(-10 * g2.min())),
+        "f3": (float(-200 + 20 * g3.min()), float(-200 + 20 * g3.max())),
+    }
+
+
+FUNCTIONS = {"f1": (f1, 5, 25), "f2": (f2, 8, 64), "f3": (f3, 8, 64)}
+
+
+def synthetic_run(name: str, method: str, seed: int, scale: float = 1.0) -> dict:
+    """One repetition: cumulative regret of ``method`` on ``name``."""
+    func, n, T = FUNCTIONS[name]
+    n, T = max(2, round(n * scale)), max(2, round(T * scale))
+    lo, hi = _ranges()[name]
+    noise = np.random.default_rng([seed, 777])
+
+    def evaluate(u):
+        y = float(func(10 * u[None, :] - 5)[0]) + NOISE_SD * noise.standard_normal()
+        return 2 * (y - lo) / (hi - lo) - 1
+
+    t0 = time.perf_counter()
+    opt = make_method(method, 20, n, T, seed)
+    points = drive(opt, n, n + T, evaluate, seed)
+    f_true = func(10 * np.array(points) - 5)
+    return {
+        "function": name,
+        "method": method,
+        "seed": seed,
+        "n": n,
+        "T": T,
+        "cumulative_regret": np.cumsum(hi - f_true).tolist(),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def synthetic(args) -> dict:
+    runs = []
+    for name, method, seed in itertools.product(args.functions, args.methods, args.seeds):
+        res = synthetic_run(name, method, seed, args.scale)
+        runs.append(res)
+        print(
+            f"{name} {method} seed {seed}: R = {res['cumulative_regret'][-1]:.1f} "
+            f"({res['seconds']:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    summary = {}
+    for name in args.functions:
+        for method in args.methods:
+            R = np.array(
+                [
+                    r["cumulative_regret"]
+                    for r in runs
+                    if r["function"] == name and r["method"] == method
+                ]
+            )
+            k = R.shape[0]
+            sd = R.std(axis=0, ddof=1) if k > 1 else np.zeros(R.shape[1])
+            summary.setdefault(name, {})[method] = {
+                "mean": R.mean(axis=0).tolist(),
+                "wald95": (1.96 * sd / math.sqrt(k)).tolist(),
+                "final_mean": float(R[:, -1].mean()),
+                "final_wald95": float(1.96 * sd[-1] / math.sqrt(k)),
+                "seconds_per_run": float(
+                    np.mean(
+                        [
+                            r["seconds"]
+                            for r in runs
+                            if r["function"] == name and r["method"] == method
+                        ]
+                    )
+                ),
+            }
+    out = {"benchmark": "go_ucb_synthetic", "seeds": list(args.seeds), "summary": summary}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "go_ucb_synthetic.json").write_text(json.dumps(out, indent=1))
+    _plot_curves(summary, args.out / "go_ucb_synthetic.png", "cumulative regret")
+    print(
+        json.dumps(
+            {f: {m: round(v["final_mean"], 1) for m, v in s.items()} for f, s in summary.items()}
+        )
+    )
+    return out
+
+
+def _plot_curves(summary: dict, path: Path, ylabel: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - the bench extra
+        return
+    keys = list(summary)
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.4), squeeze=False)
+    for ax, key in zip(axes[0], keys, strict=True):
+        for method, v in summary[key].items():
+            mean, err = np.array(v["mean"]), np.array(v["wald95"])
+            t = np.arange(1, mean.size + 1)
+            ax.plot(t, mean, label=method)
+            ax.fill_between(t, mean - err, mean + err, alpha=0.15)
+        ax.set_title(key.replace("|", " / "), fontsize=9)
+        ax.set_xlabel("t")
+        ax.set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# -- calibration -------------------------------------------------------------------------------
+
+
+def _calibration_problems(seed: int) -> dict:
+    """Problems disjoint from the reported ones, as ``name -> (dim, f on the cube, max)``."""
+    rng = np.random.default_rng([seed, 31])
+    problems = {}
+    for d in (5, 10):
+        net = TwoLayerNetwork(d, hidden=10)
+        w = rng.standard_normal(net.n_params) * 2
+        problems[f"net{d}"] = (d, functools.partial(net.value, w=w), _network_max(net, w, rng))
+
+    def ackley(U):
+        Z = 4 * U - 2
+        return (
+            20 * np.exp(-0.2 * np.sqrt(np.mean(Z**2, axis=-1)))
+            + np.exp(np.mean(np.cos(2 * np.pi * Z), axis=-1))
+            - 20
+            - math.e
+        )
+
+    def levy(U):
+        Z = 1 + (20 * U - 10 - 1) / 4
+        t1 = np.sin(np.pi * Z[..., 0]) ** 2
+        t2 = np.sum(
+            (Z[..., :-1] - 1) ** 2 * (1 + 10 * np.sin(np.pi * Z[..., :-1] + 1) ** 2), axis=-1
+        )
+        t3 = (Z[..., -1] - 1) ** 2 * (1 + np.sin(2 * np.pi * Z[..., -1]) ** 2)
+        return -(t1 + t2 + t3)
+
+    problems["ackley10"] = (10, ackley, 0.0)
+    problems["levy10"] = (10, levy, 0.0)
+    return problems
+
+
+def _network_max(net: TwoLayerNetwork, w: np.ndarray, rng: np.random.Generator) -> float:
+    """``max_x f_w(x)`` over the cube: L-BFGS-B from the 20 best of 10^4 uniform draws."""
+    from scipy import optimize
+
+    raw = rng.random((10_000, net.dim))
+    best = -math.inf
+    for x0 in raw[np.argsort(-net.value(raw, w))[:20]]:
+        res = optimize.minimize(
+            lambda x: (-net.value(x[None, :], w)[0], -net.grad_x(x[None, :], w)[0]),
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, 1.0)] * net.dim,
+        )
+        best = max(best, -float(res.fun))
+    return best
+
+
+def _normalizer(func, dim: int, seed: int):
+    """Affine map of a problem's values to roughly ``[-1, 1]`` from 10^4 uniform draws."""
+    v = func(np.random.default_rng([seed, 99]).random((10_000, dim)))
+    lo, hi = float(v.min()), float(v.max())
+    return lambda y: 2 * (y - lo) / (hi - lo) - 1
+
+
+def calibrate(args) -> dict:
+    grid = [(float(s), lam) for s in args.beta_scales for lam in args.lams]
+    n, T = args.n, args.T
+    results: dict = {}
+    for seed in args.seeds:
+        for name, (dim, func, fmax) in _calibration_problems(seed).items():
+            norm = _normalizer(func, dim, seed)
+            for acq in ("first-order", "joint"):
+                for scale, lam in grid:
+                    kwargs = {"beta_scale": scale}
+                    if lam != "default":
+                        kwargs["lam"] = float(lam)
+                    key = f"beta_scale={scale:g},lam={lam}"
+                    method = "go-ucb-joint" if acq == "joint" else "go-ucb"
+                    opt = make_method(method, dim, n, T, seed, **kwargs)
+                    pts = drive(
+                        opt, n, n + T, lambda u, f=func, g=norm: float(g(f(u[None, :])[0])), seed
+                    )
+                    regret = float(np.sum(fmax - func(np.array(pts))))
+                    results.setdefault(name, {}).setdefault(acq, {}).setdefault(key, []).append(
+                        regret
+                    )
+                    print(name, seed, acq, key, round(regret, 2), file=sys.stderr, flush=True)
+            for method in ("gp-ucb", "random"):
+                opt = make_method(method, dim, n, T, seed)
+                pts = drive(
+                    opt, n, n + T, lambda u, f=func, g=norm: float(g(f(u[None, :])[0])), seed
+                )
+                results.setdefault(name, {}).setdefault(method, []).append(
+                    float(np.sum(fmax - func(np.array(pts))))
+                )
+    # rank each (acquisition, scale) per problem by mean regret, relative to random's
+    rel: dict = {}
+    for r in results.values():
+        base = float(np.mean(r["random"]))
+        for acq in ("first-order", "joint"):
+            for key, regrets in r[acq].items():
+                rel.setdefault(acq, {}).setdefault(key, []).append(float(np.mean(regrets)) / base)
+        rel.setdefault("gp-ucb", []).append(float(np.mean(r["gp-ucb"])) / base)
+    mean_rel = {
+        acq: (
+            {s: float(np.mean(v)) for s, v in d.items()}
+            if isinstance(d, dict)
+            else float(np.mean(d))
+        )
+        for acq, d in rel.items()
+    }
+    out = {
+        "benchmark": "go_ucb_calibration",
+        "n": n,
+        "T": T,
+        "seeds": list(args.seeds),
+        "regret": results,
+        "regret_relative_to_random": mean_rel,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "go_ucb_calibration.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps(mean_rel))
+    return out
+
+
+# -- time per ask ------------------------------------------------------------------------------
+
+
+def timing(args) -> dict:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    lo, hi = _ranges()["f2"]
+    res: dict = {}
+    for T in args.horizons:
+        n = max(2, math.ceil(math.sqrt(T)))
+        rng = np.random.default_rng(T)
+        U = rng.random((n + T, 20))
+        y = 2 * (f2(10 * U - 5) - lo) / (hi - lo) - 1
+        for method in ("go-ucb", "go-ucb-joint", "gp-ucb"):
+            times = []
+            for r in range(args.repeats):
+                opt = make_method(method, 20, n, T, seed=r)
+                opt.tell(U, y)
+                t0 = time.perf_counter()
+                opt.ask()
+                times.append(time.perf_counter() - t0)
+            res.setdefault(str(T), {})[method] = statistics.median(times)
+        for name in _optuna_samplers():
+            times = []
+            for r in range(args.repeats):
+                times.append(_optuna_ask_time(name, U, y, r))
+            res[str(T)][name] = statistics.median(times)
+        print(T, {k: round(v, 3) for k, v in res[str(T)].items()}, file=sys.stderr, flush=True)
+    out = {"benchmark": "go_ucb_timing", "repeats": args.repeats, "seconds_per_ask": res}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "go_ucb_timing.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps(res))
+    return out
+
+
+def _optuna_samplers() -> list[str]:
+    names = ["optuna-tpe"]
+    try:
+        import torch  # noqa: F401
+
+        names.append("optuna-gp")
+    except ImportError:
+        print("torch is not installed: GPSampler is skipped", file=sys.stderr)
+    return names
+
+
+def _optuna_ask_time(name: str, U: np.ndarray, y: np.ndarray, seed: int) -> float:
+    import optuna
+
+    dists = {f"x{i}": optuna.distributions.FloatDistribution(0.0, 1.0) for i in range(U.shape[1])}
+    sampler = (
+        optuna.samplers.TPESampler(seed=seed)
+        if name == "optuna-tpe"
+        else optuna.samplers.GPSampler(seed=seed)
+    )
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.add_trials(
+        [
+            optuna.create_trial(
+                params=dict(zip(dists, map(float, u), strict=True)),
+                distributions=dists,
+                value=float(v),
+            )
+            for u, v in zip(U, y, strict=True)
+        ]
+    )
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trial = study.ask(dists)
+    dt = time.perf_counter() - t0
+    study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    return dt
+
+
+# -- hyperparameter tuning (Sec. 6.2) ----------------------------------------------------------
+
+TUNING_MODELS = ["random_forest", "mlp", "gradient_boosting"]
+TUNING_DATASETS = ["breast_cancer", "australian", "pima"]
+TUNING_METHODS = ["go-ucb", "gp-ucb", "gp-ei", "gp-pi", "random"]
+
+
+def tuning_run(model: str, dataset: str, method: str, fold: int, n: int, T: int) -> dict:
+    """One repetition: ``n + T`` configurations scored on fold ``fold``."""
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load_dataset(dataset)
+    train, test = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[fold]
+    space = PRESETS[model][0]()
+    accuracies: list[float] = []
+
+    def evaluate(u):
+        est = estimator_for(model, random_state=fold, **space.from_unit(u))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                acc = float(clone(est).fit(X[train], y[train]).score(X[test], y[test]))
+        except ValueError:
+            acc = 0.0  # a configuration that cannot be fitted scores as the worst accuracy
+        accuracies.append(acc)
+        return 2 * acc - 1
+
+    t0 = time.perf_counter()
+    opt = make_method(method, space.dim, n, T, seed=fold, snap=space.snap)
+    drive(opt, n, n + T, evaluate, seed=fold)
+    return {
+        "model": model,
+        "dataset": dataset,
+        "method": method,
+        "fold": fold,
+        "n": n,
+        "T": T,
+        "accuracies": accuracies,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def tuning(args) -> dict | None:
+    runs_dir = args.out / "go_ucb_tuning" / "runs"
+    if args.action == "run":
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        grid = itertools.product(args.folds, args.models, args.datasets, args.methods)
+        for fold, model, dataset, method in grid:
+            path = runs_dir / f"{model}-{dataset}-{method}-{fold}.json"
+            res = run_missing(
+                path, functools.partial(tuning_run, model, dataset, method, fold, args.n, args.T)
+            )
+            if res is not None:
+                print(
+                    f"{path.name}: best {max(res['accuracies']):.4f} ({res['seconds']:.0f} s)",
+                    flush=True,
+                )
+        return None
+    rows = [json.loads(p.read_text()) for p in sorted(runs_dir.glob("*.json"))]
+    best: dict = {}
+    for r in rows:
+        key = (r["model"], r["dataset"], r["fold"])
+        best[key] = max(best.get(key, 0.0), max(r["accuracies"]))
+    summary: dict = {}
+    for model, dataset in itertools.product(TUNING_MODELS, TUNING_DATASETS):
+        task = f"{model}|{dataset}"
+        for method in TUNING_METHODS:
+            mine = [
+                r
+                for r in rows
+                if (r["model"], r["dataset"], r["method"]) == (model, dataset, method)
+            ]
+            if not mine:
+                continue
+            R = np.array(
+                [
+                    np.cumsum(best[(model, dataset, r["fold"])] - np.array(r["accuracies"]))
+                    for r in mine
+                ]
+            )
+            k = R.shape[0]
+            sd = R.std(axis=0, ddof=1) if k > 1 else np.zeros(R.shape[1])
+            summary.setdefault(task, {})[method] = {
+                "n_folds": k,
+                "mean": R.mean(axis=0).tolist(),
+                "wald95": (1.96 * sd / math.sqrt(k)).tolist(),
+                "final_mean": float(R[:, -1].mean()),
+                "final_wald95": float(1.96 * sd[-1] / math.sqrt(k)),
+                "best_accuracy": float(np.mean([max(r["accuracies"]) for r in mine])),
+                "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
+            }
+    out = {"benchmark": "go_ucb_tuning", "n_runs": len(rows), "summary": summary}
+    (args.out / "go_ucb_tuning.json").write_text(json.dumps(out, indent=1))
+    (args.out / "go_ucb_tuning.md").write_text(_tuning_markdown(summary))
+    _plot_curves(summary, args.out / "go_ucb_tuning.png", "cumulative regret (accuracy)")
+    print(_tuning_markdown(summary))
+    return out
+
+
+def _tuning_markdown(summary: dict) -> str:
+    methods = [m for m in TUNING_METHODS if any(m in v for v in summary.values())]
+    lines = [
+        "Cumulative regret after n + T rounds (accuracy units), mean ± Wald 95% over folds;"
+        " best accuracy found, mean over folds.",
+        "",
+        "| model | data | " + " | ".join(methods) + " |",
+        "|---|---|" + "---|" * len(methods),
+    ]
+    for task, v in summary.items():
+        model, data = task.split("|")
+        cells = [
+            f"{v[m]['final_mean']:.2f} ± {v[m]['final_wald95']:.2f} ({v[m]['best_accuracy']:.3f})"
+            if m in v
+            else "-"
+            for m in methods
+        ]
+        lines.append(f"| {model} | {data} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--quick", action="store_true", help="a tiny run of every part (tests)")
+    sub = parser.add_subparsers(dest="part")
+    p = sub.add_parser("synthetic")
+    p.add_argument("--functions", nargs="+", default=list(FUNCTIONS))
+    p.add_argument("--methods", nargs="+", default=METHODS)
+    p.add_argument("--seeds", nargs="+", type=int, default=list(range(5)))
+    p.add_argument("--scale", type=float, default=1.0, help="multiplies n and T")
+    p = sub.add_parser("tuning")
+    p.add_argument("action", choices=["run", "summarize"])
+    p.add_argument("--models", nargs="+", default=TUNING_MODELS)
+    p.add_argument("--datasets", nargs="+", default=TUNING_DATASETS)
+    p.add_argument("--methods", nargs="+", default=TUNING_METHODS)
+    p.add_argument("--folds", nargs="+", type=int, default=list(range(5)))
+    p.add_argument("--n", type=int, default=8)
+    p.add_argument("--T", type=int, default=64)
+    p = sub.add_parser("calibrate")
+    p.add_argument(
+        "--beta-scales", nargs="+", default=["1e-10", "1e-9", "1e-8", "1e-7", "1e-6", "1e-5"]
+    )
+    p.add_argument("--lams", nargs="+", default=["default", "1", "0.01"])
+    p.add_argument("--seeds", nargs="+", type=int, default=[1000, 1001, 1002])
+    p.add_argument("--n", type=int, default=8)
+    p.add_argument("--T", type=int, default=64)
+    p = sub.add_parser("timing")
+    p.add_argument("--horizons", nargs="+", type=int, default=[25, 64, 500])
+    p.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.quick:
+        out = args.out
+        synthetic(
+            argparse.Namespace(
+                functions=["f1"],
+                methods=["go-ucb", "gp-ei", "random"],
+                seeds=[0, 1],
+                scale=0.2,
+                out=out,
+            )
+        )
+        calibrate(
+            argparse.Namespace(
+                beta_scales=["1e-8"], lams=["default"], seeds=[1000], n=3, T=4, out=out
+            )
+        )
+        timing(argparse.Namespace(horizons=[4], repeats=1, out=out))
+        tun = dict(
+            models=["random_forest"],
+            datasets=["pima"],
+            methods=["go-ucb", "gp-pi"],
+            folds=[0, 1],
+            n=2,
+            T=2,
+            out=out,
+        )
+        tuning(argparse.Namespace(action="run", **tun))
+        return tuning(argparse.Namespace(action="summarize", **tun))
+    if args.part is None:
+        parser.error("choose synthetic, tuning, calibrate or timing")
+    return {"synthetic": synthetic, "tuning": tuning, "calibrate": calibrate, "timing": timing}[
+        args.part
+    ](args)
+
+
+if __name__ == "__main__":
+    main()
