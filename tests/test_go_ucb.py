@@ -119,7 +119,8 @@ def test_defaults_follow_theorem_4_1_and_appendix_d1():
     opt = GOUCB(20, horizon=64)
     d_w = 25 * 22 + 1
     assert opt.n_explore == 8  # ceil(sqrt(T))
-    assert opt.lam == pytest.approx(8 * math.log(64) ** 2)  # sqrt(T) ln^2 T
+    # App. D.1's sqrt(T) ln^2 T, times the calibrated scale
+    assert opt.lam == pytest.approx(GOUCB.default_lam_scale * 8 * math.log(64) ** 2)
     opt = GOUCB(20, horizon=64, n_explore=3, beta_scale=1.0)
     for _ in range(5):  # Phase II round 3 next
         opt.tell(opt.ask(), 0.0)
@@ -216,7 +217,7 @@ def test_joint_ascent_stays_in_the_ball_and_beats_the_centre():
         x = opt.ask()
         assert np.all((x >= 0) & (x <= 1))
         opt.tell(x, _quadratic(x))
-    S = opt._sigma_inv_given(None)
+    S = opt._Sigma_inv
     opt.acquisition = "first-order"
     first_order = opt._propose(None, None)
 
@@ -226,7 +227,7 @@ def test_joint_ascent_stays_in_the_ball_and_beats_the_centre():
             np.einsum("ij,jk,ik->i", G, S, G)
         )
 
-    x, w, value = opt._joint_ascent(ucb, S, math.sqrt(0.2), None)
+    x, w, value = opt._joint_ascent(ucb, opt.w_hat, S, math.sqrt(0.2), None)
     assert np.all((x >= 0) & (x <= 1))
     d = w - opt.w_hat
     assert d @ np.linalg.solve(S, d) <= 0.2 * (1 + 1e-9)  # ||w - w_hat||^2_Sigma <= beta
@@ -249,18 +250,20 @@ def test_replaying_the_history_gives_the_same_model_and_proposal():
     np.testing.assert_array_equal(a.recommend(), b.recommend())
 
 
-def test_pending_points_shrink_the_ball_and_spread_a_batch():
-    opt = GOUCB(2, n_explore=4, horizon=16, beta=1.0, seed=5)
+@pytest.mark.parametrize("acquisition", ["joint", "first-order"])
+def test_pending_points_shrink_the_ball_and_spread_a_batch(acquisition):
+    opt = GOUCB(2, n_explore=4, horizon=16, beta=0.1, seed=5, acquisition=acquisition)
     for _ in range(8):
         x = opt.ask()
         opt.tell(x, _quadratic(x))
     p = opt.ask()
-    _, var_free = opt._posterior(p[None, :], None)
-    _, var_pending = opt._posterior(p[None, :], p[None, :])
-    assert var_pending[0] < var_free[0]
-    batch = [p] + [opt.ask() for _ in range(3)]
-    assert len({tuple(np.round(b, 6)) for b in batch}) == 4
     opt.clear_pending()
+    mean_free, var_free = opt._posterior(p[None, :], None)
+    mean_pending, var_pending = opt._posterior(p[None, :], p[None, :])
+    assert var_pending[0] < var_free[0]
+    assert mean_pending[0] == mean_free[0]  # a pending point carries no value
+    batch = [opt.ask() for _ in range(4)]
+    assert len({tuple(np.round(b, 6)) for b in batch}) == 4
 
 
 def test_recommend_and_predict_work_in_both_phases():
