@@ -365,6 +365,8 @@ def calibrate(args) -> dict:
     results: dict = {}
     for seed in args.seeds:
         for name, (dim, func, fmax) in _calibration_problems(seed).items():
+            if name not in args.problems:
+                continue
             norm = _normalizer(func, dim, seed)
             for acq in ("first-order", "joint"):
                 for scale, lam in grid:
@@ -643,6 +645,7 @@ def main(argv: list[str] | None = None) -> dict | None:
         "--beta-scales", nargs="+", default=["1e-10", "1e-9", "1e-8", "1e-7", "1e-6", "1e-5"]
     )
     p.add_argument("--lams", nargs="+", default=["default", "1", "0.01"])
+    p.add_argument("--problems", nargs="+", default=["net5", "net10", "ackley10", "levy10"])
     p.add_argument("--seeds", nargs="+", type=int, default=[1000, 1001, 1002])
     p.add_argument("--n", type=int, default=8)
     p.add_argument("--T", type=int, default=64)
@@ -663,7 +666,13 @@ def main(argv: list[str] | None = None) -> dict | None:
         )
         calibrate(
             argparse.Namespace(
-                beta_scales=["1e-8"], lams=["default"], seeds=[1000], n=3, T=4, out=out
+                beta_scales=["1e-8"],
+                lams=["default"],
+                problems=["net5"],
+                seeds=[1000],
+                n=3,
+                T=4,
+                out=out,
             )
         )
         timing(argparse.Namespace(horizons=[4], repeats=1, out=out))

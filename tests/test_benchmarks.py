@@ -163,3 +163,34 @@ def test_sklearn_search_quick_mode_compares_every_method(tmp_path):
     tables = (tmp_path / "quick" / "sklearn_search_quick.md").read_text()
     assert "RandomizedSearchCV" in tables and "OptunaSearchCV (TPE)" in tables
     assert (tmp_path / "quick" / "sklearn_search_quick.png").stat().st_size > 0
+
+
+def test_go_ucb_quick_mode_runs_every_part(tmp_path):
+    from benchmarks import go_ucb
+
+    summary = go_ucb.main(["--out", str(tmp_path), "--quick"])
+    for name in ("synthetic", "calibration", "timing", "tuning"):
+        assert (tmp_path / f"go_ucb_{name}.json").exists(), name
+    assert (tmp_path / "go_ucb_synthetic.png").stat().st_size > 0
+    assert (tmp_path / "go_ucb_tuning.md").read_text().count("random_forest | pima") == 1
+    # cumulative regret: finite and non-decreasing (each round's regret is >= 0)
+    synthetic = json.loads((tmp_path / "go_ucb_synthetic.json").read_text())["summary"]
+    for curves in synthetic["f1"].values():
+        assert all(math.isfinite(c) for c in curves["mean"])
+        assert all(b >= a - 1e-9 for a, b in itertools.pairwise(curves["mean"]))
+    # tuning regret is against the best accuracy any method found on the same fold
+    entry = summary["summary"]["random_forest|pima"]
+    assert set(entry) == {"go-ucb", "gp-pi"}
+    assert min(v["final_mean"] for v in entry.values()) >= 0.0
+
+
+def test_go_ucb_synthetic_functions_and_their_ranges():
+    from benchmarks import go_ucb
+
+    ranges = go_ucb._ranges()
+    # f2 (Styblinski-Tang as written) peaks at x_i = -2.9035: 39.166 per dimension
+    assert ranges["f2"][1] == np.float64(ranges["f2"][1])
+    assert abs(ranges["f2"][1] - 20 * 39.16617) < 1e-2
+    assert abs(go_ucb.f2(np.full((1, 20), -2.903534))[0] - ranges["f2"][1]) < 1e-3
+    assert go_ucb.f3(np.zeros((1, 20)))[0] == ranges["f3"][1] == 0.0
+    assert abs(go_ucb.f1(np.full((1, 20), 5.0))[0] - ranges["f1"][1]) < 1e-9
