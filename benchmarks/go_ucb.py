@@ -5,7 +5,9 @@ Methods (all on the unit cube; every method's first ``n`` points are the same un
 the run's seed, GO-UCB's Phase I):
 
 - ``go-ucb``: :class:`privtune.optimizers.GOUCB` with its defaults (``n_explore = n``,
-  ``horizon = T``); ``go-ucb-joint``: the same with ``acquisition="joint"``;
+  ``horizon = T``; the joint ascent over ``x`` and ``w``); ``go-ucb-first-order``: the same
+  with ``acquisition="first-order"``; ``go-ucb-d1``: App. D.1's settings taken literally
+  (:class:`PaperD1GOUCB`, synthetic only);
 - ``gp-ucb``, ``gp-ei``, ``gp-pi``: privtune's exact GP with the tuning defaults of
   :func:`privtune.tuning.make_optimizer` (Matérn-5/2, lengthscale refitted by ML-II at 8, 16,
   32, ... rewards, ``lam = 0.01``), the same for all three; they differ only in the
@@ -73,7 +75,7 @@ from privtune.presets import PRESETS, estimator_for
 from privtune.tuning import make_optimizer
 
 OUT = Path(__file__).resolve().parent / "results"
-METHODS = ["go-ucb", "go-ucb-joint", "gp-ucb", "gp-ei", "gp-pi", "random"]
+METHODS = ["go-ucb", "go-ucb-first-order", "go-ucb-d1", "gp-ucb", "gp-ei", "gp-pi", "random"]
 NOISE_SD = 0.01  # App. D.1
 
 
@@ -120,12 +122,54 @@ class GPPI(_ImprovementGP):
     kind, xi = "pi", 0.01
 
 
+class PaperD1GOUCB(GOUCB):
+    """GO-UCB with App. D.1's settings taken literally (a diagnostic, not a recommendation).
+
+    - ``beta_t = d_w^3 F^4 t / T`` and ``lam = sqrt(T) ln^2 T`` unscaled;
+    - the regression oracle is 2000 SGD steps with learning rate ``1e-11``, which leave the
+      network at its initialisation: ``w_hat_0`` is the initialisation;
+    - step 5 is 2000 plain gradient-ascent steps with learning rate ``1e-4`` over ``x`` (in
+      the paper's units, ``[-5, 5]`` per coordinate: a tenth of the cube's gradient, ten
+      times the cube's step) and ``w`` (kept in ``Ball_t``), from a uniform ``x`` and
+      ``w_hat_t``; the paper does not say where the ascent starts.
+    """
+
+    def __init__(self, dim: int, **kwargs) -> None:
+        T = kwargs.get("horizon") or 100
+        kwargs.setdefault("lam", math.sqrt(T) * math.log(T) ** 2)
+        super().__init__(dim, beta_scale=1.0, **kwargs)
+
+    def fit_oracle(self, X, y, rng):
+        return np.asarray(self.model.init_params(rng), dtype=float)
+
+    def _propose(self, C, P):
+        if self._uniform or self.phase == 1:
+            return self._uniform_point(C)
+        w_hat, S = self._given_pending(P)
+        Sigma = np.linalg.inv(S)
+        radius2 = self.beta
+        x = self._rng.random(self.dim)
+        w = w_hat.copy()
+        for _ in range(2000):
+            gx = self.model.grad_x(x[None, :], w)[0] / 100.0  # d f / d x_paper, step / 10
+            gw = self.model.grad_w(x[None, :], w)[0]
+            x = np.clip(x + 1e-4 * gx, 0.0, 1.0)
+            w = w + 1e-4 * gw
+            d = w - w_hat
+            q = float(d @ Sigma @ d)
+            if q > radius2:
+                w = w_hat + d * math.sqrt(radius2 / q)
+        return x
+
+
 def make_method(method: str, dim: int, n: int, T: int, seed: int, snap=None, **go_kwargs):
     """The optimizer of ``method`` for a run with ``n`` uniform and ``T`` adaptive rounds."""
+    if method == "go-ucb-d1":
+        return PaperD1GOUCB(dim, n_explore=n, horizon=T, seed=seed, snap=snap)
     if method.startswith("go-ucb"):
         kwargs = {"n_explore": n, "horizon": T, "seed": seed, "snap": snap, **go_kwargs}
-        if method == "go-ucb-joint":
-            kwargs["acquisition"] = "joint"
+        if method == "go-ucb-first-order":
+            kwargs["acquisition"] = "first-order"
         return GOUCB(dim, **kwargs)
     if method in ("gp-ei", "gp-pi"):
         base = make_optimizer("gp-ucb", dim, seed=seed, snap=snap)
@@ -225,16 +269,21 @@ def synthetic_run(name: str, method: str, seed: int, scale: float = 1.0) -> dict
 
 
 def synthetic(args) -> dict:
+    runs_dir = args.out / "go_ucb_synthetic" / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
     runs = []
     for name, method, seed in itertools.product(args.functions, args.methods, args.seeds):
-        res = synthetic_run(name, method, seed, args.scale)
-        runs.append(res)
-        print(
-            f"{name} {method} seed {seed}: R = {res['cumulative_regret'][-1]:.1f} "
-            f"({res['seconds']:.0f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
+        path = runs_dir / f"{name}-{method}-{seed}-{args.scale:g}.json"
+        res = run_missing(path, functools.partial(synthetic_run, name, method, seed, args.scale))
+        if res is not None:
+            print(
+                f"{name} {method} seed {seed}: R = {res['cumulative_regret'][-1]:.1f} "
+                f"({res['seconds']:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+        if path.exists():
+            runs.append(json.loads(path.read_text()))
     summary = {}
     for name in args.functions:
         for method in args.methods:
@@ -374,8 +423,7 @@ def calibrate(args) -> dict:
                     if lam != "default":
                         kwargs["lam"] = float(lam)
                     key = f"beta_scale={scale:g},lam={lam}"
-                    method = "go-ucb-joint" if acq == "joint" else "go-ucb"
-                    opt = make_method(method, dim, n, T, seed, **kwargs)
+                    opt = make_method("go-ucb", dim, n, T, seed, acquisition=acq, **kwargs)
                     pts = drive(
                         opt, n, n + T, lambda u, f=func, g=norm: float(g(f(u[None, :])[0])), seed
                     )
@@ -436,7 +484,7 @@ def timing(args) -> dict:
         rng = np.random.default_rng(T)
         U = rng.random((n + T, 20))
         y = 2 * (f2(10 * U - 5) - lo) / (hi - lo) - 1
-        for method in ("go-ucb", "go-ucb-joint", "gp-ucb"):
+        for method in ("go-ucb", "go-ucb-first-order", "gp-ucb"):
             times = []
             for r in range(args.repeats):
                 opt = make_method(method, 20, n, T, seed=r)
