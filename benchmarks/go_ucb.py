@@ -68,7 +68,6 @@ from scipy import special
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.datasets import load_dataset
 from benchmarks.runs import run_missing
-from privtune.acquisition import maximize
 from privtune.optimizers import GOUCB, GPUCB, BaseOptimizer
 from privtune.parametric import TwoLayerNetwork
 from privtune.presets import PRESETS, estimator_for
@@ -102,16 +101,7 @@ class _ImprovementGP(GPUCB):
                 return special.ndtr(z)
             return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
 
-        return maximize(
-            acq,
-            self.dim,
-            self._rng,
-            candidates=C,
-            snap=self.snap,
-            n_raw=self.n_raw_samples,
-            n_restarts=self.n_restarts,
-            anchors=self._anchors(),
-        )
+        return self._maximize(acq, C)
 
 
 class GPEI(_ImprovementGP):

@@ -351,8 +351,13 @@ class BaseOptimizer:
             mean, var = posterior(Z)
             return mean + beta * np.sqrt(np.maximum(var, 0.0))
 
+        return self._maximize(ucb, C)
+
+    def _maximize(self, acq, C: np.ndarray | None, *, batched_gradient: bool = False):
+        """Maximise ``acq`` over ``C`` or the cube with this optimizer's settings (raw samples,
+        restarts, snap, anchors at the best told points, its generator)."""
         return maximize(
-            ucb,
+            acq,
             self.dim,
             self._rng,
             candidates=C,
@@ -360,6 +365,7 @@ class BaseOptimizer:
             n_raw=self.n_raw_samples,
             n_restarts=self.n_restarts,
             anchors=self._anchors(),
+            batched_gradient=batched_gradient,
         )
 
     def reseed(self, seed) -> None:

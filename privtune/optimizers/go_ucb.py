@@ -35,7 +35,6 @@ from collections.abc import Callable
 import numpy as np
 from scipy import linalg, optimize
 
-from ..acquisition import maximize
 from ..parametric import ParametricModel, TwoLayerNetwork, check_model
 from .base import BaseOptimizer, _check_positive
 
@@ -383,17 +382,7 @@ class GOUCB(BaseOptimizer):
             return model.value(Z, w) + root_beta * width
 
         if self.acquisition == "first-order":
-            return maximize(
-                ucb,
-                self.dim,
-                self._rng,
-                candidates=C,
-                snap=self.snap,
-                n_raw=self.n_raw_samples,
-                n_restarts=self.n_restarts,
-                anchors=self._anchors(),
-                batched_gradient=True,
-            )
+            return self._maximize(ucb, C, batched_gradient=True)
         return self._joint_ascent(ucb, w, S, root_beta, C)[0]
 
     def _joint_ascent(
