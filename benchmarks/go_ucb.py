@@ -322,8 +322,12 @@ def _plot_curves(summary: dict, path: Path, ylabel: str) -> None:
     except ImportError:  # pragma: no cover - the bench extra
         return
     keys = list(summary)
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.4), squeeze=False)
-    for ax, key in zip(axes[0], keys, strict=True):
+    ncols = min(3, len(keys))
+    nrows = -(-len(keys) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    for ax in axes.flat[len(keys) :]:
+        ax.set_visible(False)
+    for ax, key in zip(axes.flat, keys, strict=False):
         for method, v in summary[key].items():
             mean, err = np.array(v["mean"]), np.array(v["wald95"])
             t = np.arange(1, mean.size + 1)
@@ -654,6 +658,22 @@ def _tuning_markdown(summary: dict) -> str:
             for m in methods
         ]
         lines.append(f"| {model} | {data} | " + " | ".join(cells) + " |")
+    ratios = {
+        m: [v[m]["final_mean"] / v["random"]["final_mean"] for v in summary.values() if m in v]
+        for m in methods
+        if all("random" in v for v in summary.values())
+    }
+    if ratios:
+        lines += [
+            "",
+            "Cumulative regret relative to random search's, mean over the tasks (min - max):",
+            "",
+            "| " + " | ".join(methods) + " |",
+            "|" + "---|" * len(methods),
+            "| "
+            + " | ".join(f"{np.mean(r):.2f} ({min(r):.2f} - {max(r):.2f})" for r in ratios.values())
+            + " |",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -696,7 +716,7 @@ def main(argv: list[str] | None = None) -> dict | None:
         synthetic(
             argparse.Namespace(
                 functions=["f1"],
-                methods=["go-ucb", "gp-ei", "random"],
+                methods=["go-ucb", "go-ucb-d1", "gp-ei", "random"],
                 seeds=[0, 1],
                 scale=0.2,
                 out=out,
