@@ -20,7 +20,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from privtune import PrivateGPUCBSampler
+from privtune import GOUCBSampler, PrivateGPUCBSampler
 
 ROOT = Path(__file__).resolve().parents[1]
 N_PER_WORKER = 12
@@ -31,10 +31,10 @@ WORKER = textwrap.dedent(
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
-    from privtune import PrivateGPUCBSampler
+    from privtune import GOUCBSampler, PrivateGPUCBSampler
 
     kind, where, name = sys.argv[1:4]
-    seed, n = int(sys.argv[4]), int(sys.argv[5])
+    seed, n, algorithm = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = JournalStorage(JournalFileBackend(where)) if kind == "journal" else where
 
@@ -45,20 +45,35 @@ WORKER = textwrap.dedent(
         time.sleep(0.02)
         return 1.0 - (x - 0.3) ** 2 - 0.01 * abs(n_est - 8) - (0.1 if c != "b" else 0.0)
 
-    sampler = PrivateGPUCBSampler(
-        "moma", epsilon=2.0, value_range=(0.0, 1.0), seed=seed, n_startup_trials=4
-    )
+    if algorithm == "go-ucb":
+        sampler = GOUCBSampler(
+            epsilon=2.0, value_range=(0.0, 1.0), seed=seed, n_explore=4, horizon=24
+        )
+    else:
+        sampler = PrivateGPUCBSampler(
+            algorithm, epsilon=2.0, value_range=(0.0, 1.0), seed=seed, n_startup_trials=4
+        )
     study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     study.optimize(sampler.privatize(objective), n_trials=n)
     """
 )
 
 
-def _run_two_workers(kind: str, where: str, name: str) -> None:
+def _run_two_workers(kind: str, where: str, name: str, algorithm: str = "moma") -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, kind, where, name, str(seed), str(N_PER_WORKER)],
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                kind,
+                where,
+                name,
+                str(seed),
+                str(N_PER_WORKER),
+                algorithm,
+            ],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -71,8 +86,11 @@ def _run_two_workers(kind: str, where: str, name: str) -> None:
         assert p.returncode == 0, err[-3000:]
 
 
-def _check_study(storage, name: str) -> None:
-    sampler = PrivateGPUCBSampler("moma", epsilon=2.0, value_range=(0.0, 1.0))
+def _check_study(storage, name: str, algorithm: str = "moma") -> None:
+    if algorithm == "go-ucb":
+        sampler = GOUCBSampler(epsilon=2.0, value_range=(0.0, 1.0), n_explore=4, horizon=24)
+    else:
+        sampler = PrivateGPUCBSampler(algorithm, epsilon=2.0, value_range=(0.0, 1.0))
     study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     trials = study.get_trials(deepcopy=False)
     assert len(trials) == 2 * N_PER_WORKER  # no lost trial
@@ -83,12 +101,13 @@ def _check_study(storage, name: str) -> None:
     sampler.recommend(study)
 
 
-def test_two_processes_share_a_journal_file(tmp_path):
+@pytest.mark.parametrize("algorithm", ["moma", "go-ucb"])
+def test_two_processes_share_a_journal_file(tmp_path, algorithm):
     path = str(tmp_path / "journal.log")
     storage = JournalStorage(JournalFileBackend(path))
     optuna.create_study(study_name="shared", storage=storage, direction="maximize")
-    _run_two_workers("journal", path, "shared")
-    _check_study(JournalStorage(JournalFileBackend(path)), "shared")
+    _run_two_workers("journal", path, "shared", algorithm)
+    _check_study(JournalStorage(JournalFileBackend(path)), "shared", algorithm)
 
 
 def test_two_processes_share_a_postgresql_server():
