@@ -5,9 +5,13 @@
 - :class:`PrivacyLedger` — a record of every release as a dp-accounting ``DpEvent``, answering
   the per-report epsilon and the composed epsilon over the reports of one data owner.
 - :class:`PrivacyError` — raised where privtune fails closed.
+- :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
+  of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
+  the per-client noise of local joint DP (Alg. 3).
 """
 
 from .curator import LaplaceCurator, PrivacyError
+from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 
-__all__ = ["LaplaceCurator", "PrivacyError", "PrivacyLedger"]
+__all__ = ["LaplaceCurator", "PrivacyError", "PrivacyLedger", "TreeAggregation"]
