@@ -194,3 +194,27 @@ def test_go_ucb_synthetic_functions_and_their_ranges():
     assert abs(go_ucb.f2(np.full((1, 20), -2.903534))[0] - ranges["f2"][1]) < 1e-3
     assert go_ucb.f3(np.zeros((1, 20)))[0] == ranges["f3"][1] == 0.0
     assert abs(go_ucb.f1(np.full((1, 20), 5.0))[0] - ranges["f1"][1]) < 1e-9
+
+
+def test_dubey_quick_mode_runs_and_summarizes(tmp_path):
+    from benchmarks import dubey
+
+    out = dubey.main(["--out", str(tmp_path), "--quick"])
+    assert set(out["summary"]) == {"non-private", "alpha=1"}
+    for entry in out["summary"].values():
+        curve = entry["mean"]
+        assert len(curve) == 16 and entry["n_trials"] == 2
+        assert all(b >= a - 1e-12 for a, b in itertools.pairwise(curve))  # regret >= 0 per round
+    assert (tmp_path / "dubey_synthetic.png").stat().st_size > 0
+
+
+def test_dubey_decision_sets_have_the_papers_gap():
+    from benchmarks import dubey
+
+    rng = np.random.default_rng(0)
+    f = dubey.make_function(rng)
+    for _ in range(5):
+        D = dubey.decision_set(f, rng)
+        v = np.sort(f(D))
+        assert D.shape == (25, 2) and np.all(np.linalg.norm(D, axis=1) <= 2.0)
+        assert v[-1] >= 0.8 and v[-2] <= 0.6  # one good arm, a gap of at least 0.2

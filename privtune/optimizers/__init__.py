@@ -11,6 +11,7 @@ class              algorithm
 ``MoMAGPUCB``      LDP-MoMA-GP-UCB / MoMA-GP-UCB (Zhou & Tan, Alg. 3)
 ``RandomSearch``   uniform proposals, GP posterior for recommendations
 ``GOUCB``          GO-UCB (Liu & Wang, Alg. 1), a parametric model instead of a GP
+``QFFGPUCB``       GP-UCB on Fourier features, non-private, JDP or local JDP (Dubey, Alg. 1-3)
 =================  =====================================================================
 """
 
@@ -19,5 +20,15 @@ from .base import BaseOptimizer
 from .go_ucb import GOUCB
 from .gp_ucb import GPUCB, TGPUCB, RandomSearch
 from .moma_gp_ucb import MoMAGPUCB
+from .qff_gp_ucb import QFFGPUCB
 
-__all__ = ["ATAGPUCB", "GOUCB", "GPUCB", "TGPUCB", "BaseOptimizer", "MoMAGPUCB", "RandomSearch"]
+__all__ = [
+    "ATAGPUCB",
+    "GOUCB",
+    "GPUCB",
+    "QFFGPUCB",
+    "TGPUCB",
+    "BaseOptimizer",
+    "MoMAGPUCB",
+    "RandomSearch",
+]

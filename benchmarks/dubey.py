@@ -1,0 +1,285 @@
+"""Private GP-UCB on quadrature Fourier features (Dubey 2021): the experiments of Sec. 6.1.
+
+Set-up (Sec. 6.1): ``d = 2``, squared-exponential kernel with unit lengthscale and variance
+1, ``f = sum_{i<=4} a_i k(x_i, .)`` with the ``x_i`` uniform in the ball ``B_2(2)`` and ``a`` in
+the unit L1 ball. Each round presents ``n = 25`` arms drawn from ``B_2(2)``: at least one with
+``f >= 0.8``, the others with ``f <= 0.6`` (iterative sampling, as the paper does), and the
+reward of the played arm is ``Bernoulli(f(x))``. ``T = 1024``, 20 trials.
+
+Choices the paper leaves open, stated:
+
+- ``a`` is drawn uniformly from the simplex (the non-negative part of the unit L1 sphere,
+  Dirichlet(1, 1, 1, 1)), so that ``0 <= f <= 1`` is a Bernoulli mean; a draw whose maximum
+  over 4000 points of the ball is below 0.85 is redrawn, so that good arms exist;
+- the optimizer works on the unit square: ``u = (x + 2) / 4``, so the unit lengthscale is
+  ``0.25`` in cube units; QFF use ``m_bar = 16`` nodes per dimension (512 features), whose
+  uniform error on the square is ``3e-5`` (``grid_error`` in the JSON);
+- rewards are bounded (``reward_bound=1``), which the paper uses for the sensitivity
+  (Sec. 6.1); ``B = 1``, ``rho = 1/2``, ``lam = 1``, ``zeta = 0.05``; Theorem 1's
+  ``beta_t^{1/2}`` times ``QFFGPUCB``'s calibrated ``beta_scale`` (``calibrate``, on trials
+  1000 and up): unscaled, it explores as uniformly as random play at ``T = 1024``.
+
+Settings: non-private; JDP (Alg. 2) with ``alpha`` in {0.1, 0.5, 1, 10} at ``beta = 0.1``
+(Fig. 1) and ``beta`` in {0.01, 0.1, 0.5, 0.99} at ``alpha = 1`` (Fig. 2). Reported:
+cumulative regret ``sum_t max_{D_t} f - f(x_t)``, mean and standard error over trials.
+
+Usage::
+
+    python benchmarks/dubey.py calibrate        # beta_scale on disjoint trials
+    python benchmarks/dubey.py synthetic        # 160 runs, resumable; dubey_synthetic.json/.png
+    python benchmarks/dubey.py --quick          # tiny (tests)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.runs import run_missing
+from privtune.optimizers import QFFGPUCB
+
+OUT = Path(__file__).resolve().parent / "results"
+SETTINGS = {
+    "non-private": None,
+    "alpha=0.1": (0.1, 0.1),
+    "alpha=0.5": (0.5, 0.1),
+    "alpha=1": (1.0, 0.1),
+    "alpha=10": (10.0, 0.1),
+    "beta=0.01": (1.0, 0.01),
+    "beta=0.5": (1.0, 0.5),
+    "beta=0.99": (1.0, 0.99),
+}
+
+
+def _ball(rng: np.random.Generator, k: int, radius: float = 2.0) -> np.ndarray:
+    """``k`` points uniform in the disc of ``radius``."""
+    r = radius * np.sqrt(rng.random(k))
+    phi = 2 * np.pi * rng.random(k)
+    return np.stack([r * np.cos(phi), r * np.sin(phi)], axis=1)
+
+
+def make_function(rng: np.random.Generator):
+    """``f = sum_i a_i k(x_i, .)`` with a maximum above 0.85 on the disc."""
+    while True:
+        centres = _ball(rng, 4)
+        a = rng.dirichlet(np.ones(4))
+
+        def f(X, centres=centres, a=a):
+            d2 = np.sum((X[:, None, :] - centres[None, :, :]) ** 2, axis=2)
+            return np.exp(-0.5 * d2) @ a
+
+        if f(_ball(rng, 4000)).max() >= 0.85:
+            return f
+
+
+def decision_set(f, rng: np.random.Generator, n: int = 25) -> np.ndarray:
+    """``n`` arms from the disc: one with ``f >= 0.8``, the others with ``f <= 0.6``."""
+    good, bad = [], []
+    while not good or len(bad) < n - 1:
+        X = _ball(rng, 256)
+        v = f(X)
+        if not good and np.any(v >= 0.8):
+            good.append(X[np.argmax(v >= 0.8)])
+        bad.extend(X[v <= 0.6][: n - 1 - len(bad)])
+    arms = np.vstack([good, bad])
+    return arms[rng.permutation(n)]
+
+
+def run_trial(
+    setting: str, trial: int, T: int, m_bar: int, beta_scale: float | None = None
+) -> dict:
+    rng = np.random.default_rng([trial, 2021])
+    f = make_function(rng)
+    privacy = SETTINGS[setting]
+    kwargs = {"m": m_bar, "lengthscale": 0.25, "horizon": T, "rho": 0.5, "reward_bound": 1.0}
+    if beta_scale is not None:
+        kwargs["beta_scale"] = beta_scale
+    if privacy is not None:
+        kwargs.update(privacy="jdp", alpha=privacy[0], beta=privacy[1], noise_seed=trial)
+    opt = QFFGPUCB(2, seed=trial, **kwargs)
+    regret = []
+    t0 = time.perf_counter()
+    for _ in range(T):
+        D = decision_set(f, rng)
+        u = opt.ask(candidates=(D + 2.0) / 4.0)
+        x = 4.0 * u - 2.0
+        fx = float(f(x[None, :])[0])
+        regret.append(float(f(D).max()) - fx)
+        opt.tell(u, float(rng.random() < fx))
+    return {
+        "setting": setting,
+        "trial": trial,
+        "T": T,
+        "m": opt.m,
+        "beta_scale": opt.beta_scale,
+        "cumulative_regret": np.cumsum(regret).tolist(),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def grid_error(m_bar: int) -> float:
+    """Sup error of the QFF kernel on a 41 x 41 grid of the unit square (lengthscale 0.25)."""
+    from privtune.features import QuadratureFourierFeatures
+
+    q = QuadratureFourierFeatures(2, m_bar, 0.25)
+    g = np.linspace(0, 1, 41)
+    X = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    P = q(X)
+    return float(np.abs(P @ P.T - q.kernel(X, X)).max())
+
+
+def synthetic(args) -> dict:
+    runs_dir = args.out / "dubey_synthetic" / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for trial in args.trials:
+        for setting in args.settings:
+            path = runs_dir / f"{setting}-{trial}-T{args.T}.json"
+            res = run_missing(
+                path, functools.partial(run_trial, setting, trial, args.T, args.m_bar)
+            )
+            if res is not None:
+                print(
+                    f"{path.name}: R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if path.exists():
+                rows.append(json.loads(path.read_text()))
+    summary = {}
+    for setting in args.settings:
+        R = np.array([r["cumulative_regret"] for r in rows if r["setting"] == setting])
+        if not len(R):
+            continue
+        k = R.shape[0]
+        se = R.std(axis=0, ddof=1) / math.sqrt(k) if k > 1 else np.zeros(R.shape[1])
+        summary[setting] = {
+            "n_trials": k,
+            "mean": R.mean(axis=0).tolist(),
+            "se": se.tolist(),
+            "final_mean": float(R[:, -1].mean()),
+            "final_se": float(se[-1]),
+            "seconds_per_run": float(
+                np.mean([r["seconds"] for r in rows if r["setting"] == setting])
+            ),
+        }
+    out = {
+        "benchmark": "dubey_synthetic",
+        "T": args.T,
+        "m_bar": args.m_bar,
+        "grid_error": grid_error(args.m_bar),
+        "summary": summary,
+    }
+    (args.out / "dubey_synthetic.json").write_text(json.dumps(out, indent=1))
+    _plot(summary, args.out / "dubey_synthetic.png")
+    print(json.dumps({s: round(v["final_mean"], 1) for s, v in summary.items()}))
+    return out
+
+
+def _plot(summary: dict, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - the bench extra
+        return
+    panels = {
+        "Fig. 1: alpha (beta = 0.1)": [
+            "non-private",
+            "alpha=10",
+            "alpha=1",
+            "alpha=0.5",
+            "alpha=0.1",
+        ],
+        "Fig. 2: beta (alpha = 1)": [
+            "non-private",
+            "beta=0.99",
+            "beta=0.5",
+            "alpha=1",
+            "beta=0.01",
+        ],
+    }
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, (title, keys) in zip(axes, panels.items(), strict=True):
+        for key in keys:
+            if key not in summary:
+                continue
+            mean, se = np.array(summary[key]["mean"]), np.array(summary[key]["se"])
+            t = np.arange(1, mean.size + 1)
+            label = "alpha=1, beta=0.1" if key == "alpha=1" else key
+            ax.plot(t, mean, label=label)
+            ax.fill_between(t, mean - se, mean + se, alpha=0.2)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("t")
+        ax.set_ylabel("cumulative regret")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def calibrate(args) -> dict:
+    """``beta_scale`` on trials disjoint from the reported ones (1000 and up)."""
+    res: dict = {}
+    for setting in args.settings:
+        for scale in args.beta_scales:
+            finals = [
+                run_trial(setting, trial, args.T, args.m_bar, scale)["cumulative_regret"][-1]
+                for trial in args.trials
+            ]
+            res.setdefault(setting, {})[str(scale)] = float(np.mean(finals))
+            print(setting, scale, round(float(np.mean(finals)), 1), file=sys.stderr, flush=True)
+    best = min(args.beta_scales, key=lambda sc: sum(res[s][str(sc)] for s in args.settings))
+    out = {
+        "benchmark": "dubey_calibration",
+        "T": args.T,
+        "trials": list(args.trials),
+        "mean_cumulative_regret": res,
+        "best_beta_scale": best,
+    }
+    (args.out / "dubey_calibration.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps(out))
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--quick", action="store_true", help="a tiny run (tests)")
+    sub = parser.add_subparsers(dest="part")
+    p = sub.add_parser("synthetic")
+    p.add_argument("--settings", nargs="+", default=list(SETTINGS))
+    p.add_argument("--trials", nargs="+", type=int, default=list(range(20)))
+    p.add_argument("--T", type=int, default=1024)
+    p.add_argument("--m-bar", type=int, default=16)
+    p = sub.add_parser("calibrate")
+    p.add_argument("--settings", nargs="+", default=["non-private", "alpha=1"])
+    p.add_argument("--beta-scales", nargs="+", type=float, default=[1.0, 0.1, 0.03, 0.01, 0.003])
+    p.add_argument("--trials", nargs="+", type=int, default=list(range(1000, 1005)))
+    p.add_argument("--T", type=int, default=1024)
+    p.add_argument("--m-bar", type=int, default=16)
+    args = parser.parse_args(argv)
+    if args.quick:
+        quick = argparse.Namespace(
+            settings=["non-private", "alpha=1"], trials=[0, 1], T=16, m_bar=6, out=args.out
+        )
+        return synthetic(quick)
+    if args.part is None:
+        parser.error("choose a part: synthetic or calibrate")
+    return {"synthetic": synthetic, "calibrate": calibrate}[args.part](args)
+
+
+if __name__ == "__main__":
+    main()

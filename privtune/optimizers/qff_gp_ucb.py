@@ -1,0 +1,312 @@
+"""Approximate GP-UCB on Fourier features, non-private or private (Dubey 2021, Alg. 1-3).
+
+The GP is replaced by Bayesian linear regression on a finite feature map ``Phi``
+(:mod:`privtune.features`): with ``Sigma_t = sum_{tau<t} Phi(x_tau) Phi(x_tau)^T`` and
+``u_t = sum_{tau<t} y_tau Phi(x_tau)``, the learner uses only the released
+``Sigma_tilde_t = Sigma_t + H_t`` and ``u_tilde_t = u_t + h_t``:
+
+``V_t = Sigma_tilde_t + lam I``, ``theta_t = V_t^{-1} u_tilde_t``,
+``x_t = argmax_x theta_t^T Phi(x) + beta_t^{1/2} ||Phi(x)||_{V_t^{-1}}`` (eq. 8).
+
+Privacy models (DESIGN.md §1):
+
+- ``privacy=None``: ``H_t = 0``, ``h_t = 0``.
+- ``privacy="jdp"`` ((alpha, beta)-joint DP, Alg. 2): a trusted PRIVATIZER keeps the stream of
+  ``[Phi(x_t), y_t]^T [Phi(x_t), y_t]`` in a :class:`~privtune.privacy.TreeAggregation` with
+  Lemma 2's noise; the ``Sigma`` block is shifted by ``2 Lambda I`` (Lemma 3).
+- ``privacy="local-jdp"`` ((alpha, beta)-local joint DP, Alg. 3): every CLIENT adds its own
+  symmetric Gaussian ``N_t`` and Gaussian ``n_t`` (Lemma 5) before sending its update; the sum
+  is shifted by ``2 sigma_X Lambda I``, ``Lambda = sqrt(T) (4 sqrt(m) + 2 ln(2T/zeta))``
+  (Lemma 6).
+
+Notation
+--------
+m        : feature dimension (``features.n_features``)
+Sigma_r  : (m, m) released Sigma_tilde_t;  u_r : (m,) released u_tilde_t
+V        : (m, m) Sigma_r + lam I
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy import linalg
+
+from ..features import QuadratureFourierFeatures, RandomFourierFeatures
+from ..privacy.gaussian import (
+    TreeAggregation,
+    jdp_noise_std,
+    local_jdp_noise_std,
+    psd_shift,
+    symmetric_gaussian,
+    tree_depth,
+)
+from .base import BaseOptimizer, _check_positive
+
+__all__ = ["QFFGPUCB"]
+
+_FEATURES = ("qff", "rff")
+_PRIVACY = (None, "jdp", "local-jdp")
+
+
+class QFFGPUCB(BaseOptimizer):
+    """GP-UCB with noisy quadrature (or random) Fourier features (Dubey 2021, Algorithm 1).
+
+    The object plays both of the paper's roles. Its told history ``(X, y)`` is the raw data
+    of the PRIVATIZER (``"jdp"``) or of the CLIENTs (``"local-jdp"``); the SERVER's part, the
+    acquisition, ``predict`` and ``recommend``, reads only the released statistics
+    ``(Sigma_tilde_t, u_tilde_t)`` (:meth:`private_parameters`; Remark 1: releasing them is
+    itself private). Who holds raw values: with ``"jdp"``, the trusted privatizer; with
+    ``"local-jdp"``, each client its own (the noise is added per told reward, before it joins
+    the sum).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the unit cube.
+    features : {"qff", "rff"}, default="qff"
+        Quadrature Fourier features (Def. 4) or random Fourier features.
+    privacy : {None, "jdp", "local-jdp"}, default=None
+        The privacy model.
+    alpha : float, default=1.0
+        ``alpha > 0`` of (alpha, beta)-(local) JDP.
+    beta : float, default=0.1
+        ``beta`` in (0, 1) of (alpha, beta)-(local) JDP. (The confidence width of the
+        acquisition is :meth:`beta_t`, not this.)
+    m : int, optional
+        ``m_bar``, the quadrature nodes per dimension (``"qff"``; default 8 for ``dim <= 2``,
+        else 4), or the number of random frequencies (``"rff"``; default 128). The feature
+        dimension is ``2 m_bar^dim`` (QFF), ``2 m`` (RFF), times ``dim`` and without the
+        power for ``additive=True``.
+    lengthscale : float, default=1.0
+        Lengthscale ``nu`` of the squared-exponential kernel (Sec. 6 uses 1).
+    additive : bool, default=False
+        The additive kernel (a sum of one-dimensional ones) with per-coordinate features.
+    lam : float, default=1.0
+        Regulariser ``lambda > 0``.
+    horizon : int, default=1024
+        ``T``: the tree's size and the ``T`` of Lemmas 2, 3, 5 and 6.
+    B : float, default=1.0
+        Bound on the RKHS norm of ``f``.
+    rho : float, default=0.5
+        Sub-Gaussian parameter of the reward noise (Bernoulli rewards: at most 1/2).
+    reward_bound : float, optional
+        ``|y| <= reward_bound`` for every reward (the paper's Bernoulli rewards: 1), which
+        replaces the sub-Gaussian tail bound in the sensitivities.
+    zeta : float, default=0.05
+        Failure probability of the spectral bounds (Lemmas 3 and 6) and of ``beta_t``.
+    beta_scale : float, default=1.0
+        Multiplies Theorem 1's ``beta_t^{1/2}``.
+    seed : int, optional
+        Seed of the acquisition's raw samples and of random features.
+    noise_seed : int, optional
+        Seed of the privacy noise, for experiments only. Default: drawn once from the
+        operating system when the optimizer is built, so a replay in the same object adds
+        the same noise (a caller that rebuilds the optimizer must keep the noise seed: a
+        fresh draw per rebuild would release the same data under new noise).
+    snap, n_raw_samples, n_restarts
+        As in :class:`~privtune.optimizers.base.BaseOptimizer`.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        features: str = "qff",
+        privacy: str | None = None,
+        alpha: float = 1.0,
+        beta: float = 0.1,
+        m: int | None = None,
+        lengthscale: float = 1.0,
+        additive: bool = False,
+        lam: float = 1.0,
+        horizon: int = 1024,
+        B: float = 1.0,
+        rho: float = 0.5,
+        reward_bound: float | None = None,
+        zeta: float = 0.05,
+        beta_scale: float = 1.0,
+        seed: int | None = None,
+        noise_seed: int | None = None,
+        snap: Callable[[np.ndarray], np.ndarray] | None = None,
+        n_raw_samples: int = 512,
+        n_restarts: int = 3,
+    ) -> None:
+        super().__init__(
+            dim,
+            lam=lam,
+            B=B,
+            beta_scale=beta_scale,
+            seed=seed,
+            snap=snap,
+            n_raw_samples=n_raw_samples,
+            n_restarts=n_restarts,
+        )
+        if features not in _FEATURES:
+            raise ValueError(f"features must be one of {list(_FEATURES)}, got {features!r}.")
+        if privacy not in _PRIVACY:
+            raise ValueError(f"privacy must be one of {list(_PRIVACY)}, got {privacy!r}.")
+        self.features_kind = features
+        self.privacy = privacy
+        if privacy is not None:
+            jdp_noise_std(alpha, beta, 2)  # validates alpha and beta, with errors naming them
+        self.alpha = float(alpha)
+        self.privacy_beta = float(beta)
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}.")
+        self.horizon = int(horizon)
+        self.rho = _check_positive("rho", rho)
+        self.reward_bound = (
+            None if reward_bound is None else _check_positive("reward_bound", reward_bound)
+        )
+        self.zeta = float(zeta)
+        if not 0.0 < self.zeta < 1.0:
+            raise ValueError(f"zeta must be in the open interval (0, 1), got {zeta!r}.")
+        if features == "qff":
+            m_bar = (8 if self.dim <= 2 else 4) if m is None else m
+            self.phi = QuadratureFourierFeatures(self.dim, m_bar, lengthscale, additive=additive)
+            self.approx_error = self.phi.error_bound()
+        else:
+            n_freq = 128 if m is None else m
+            self.phi = RandomFourierFeatures(
+                self.dim, n_freq, lengthscale, additive=additive, seed=seed
+            )
+            # the O(n^{-1/2}) rate with constant 1: RFF have no deterministic bound
+            self.approx_error = 1.0 / math.sqrt(n_freq)
+        self.m = self.phi.n_features
+        if noise_seed is None:
+            noise_seed = int(np.random.SeedSequence().generate_state(1)[0])
+        self.noise_seed = int(noise_seed)
+        self._reset_statistics()
+
+    # -- the privatizer / clients -----------------------------------------------------------
+    def _reset_statistics(self) -> None:
+        m, T = self.m, self.horizon
+        self._shift = 0.0
+        self._lambda_min = 0.0
+        self._lambda_max = 0.0
+        self._kappa = 0.0
+        if self.privacy == "jdp":
+            sigma = jdp_noise_std(
+                self.alpha,
+                self.privacy_beta,
+                T,
+                B=self.B,
+                rho=self.rho,
+                reward_bound=self.reward_bound,
+            )
+            n = tree_depth(T)
+            self.noise_std = sigma
+            self._tree = TreeAggregation(m + 1, T, sigma, seed=self.noise_seed)
+            self._shift = psd_shift(sigma, n, m, T, self.zeta)
+            Lam = self._shift / 2.0
+            self._lambda_min, self._lambda_max = Lam, 3.0 * Lam
+            self._kappa = (
+                sigma
+                * math.sqrt(n / Lam)
+                * (math.sqrt(m) + math.sqrt(2.0 * math.log(2.0 * T / self.zeta)))
+            )
+        elif self.privacy == "local-jdp":
+            sx, su = local_jdp_noise_std(
+                self.alpha, self.privacy_beta, m, B=self.B, reward_bound=self.reward_bound
+            )
+            self.noise_std = (sx, su)
+            Lam = math.sqrt(T) * (4.0 * math.sqrt(m) + 2.0 * math.log(2.0 * T / self.zeta))
+            self._shift = 2.0 * sx * Lam
+            self._lambda_min, self._lambda_max = sx * Lam, 3.0 * sx * Lam
+            self._kappa = su * math.sqrt(m * T / Lam)
+        self._Sigma_sum = np.zeros((m, m))  # local JDP: the sum of the clients' noisy updates
+        self._u_sum = np.zeros(m)
+        self._refresh()
+
+    def _observe(self, x: np.ndarray, y: float) -> None:
+        f = self.phi(x[None, :])[0]
+        if self.privacy == "jdp":
+            if self.t > self.horizon:
+                raise ValueError(
+                    f"The tree of the JDP privatizer holds horizon={self.horizon} rewards; "
+                    "build the optimizer with a larger horizon."
+                )
+            z = np.append(f, y)
+            self._tree.add(np.outer(z, z))
+        elif self.privacy == "local-jdp":
+            sx, su = self.noise_std
+            rng = np.random.default_rng([self.noise_seed, self.t])  # this client's noise
+            self._Sigma_sum += np.outer(f, f) + symmetric_gaussian(self.m, sx, rng)
+            self._u_sum += y * f + rng.normal(0.0, su, self.m)
+        else:
+            self._Sigma_sum += np.outer(f, f)
+            self._u_sum += y * f
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Release ``(Sigma_tilde, u_tilde)`` and derive the server's model from them only."""
+        m = self.m
+        if self.privacy == "jdp":
+            N = self._tree.prefix_sum()
+            Sigma_r, u_r = N[:m, :m] + self._shift * np.eye(m), N[:m, m].copy()
+        else:
+            Sigma_r = self._Sigma_sum + self._shift * np.eye(m)
+            u_r = self._u_sum.copy()
+        self._Sigma_r, self._u_r = Sigma_r, u_r
+        V = Sigma_r + self.lam * np.eye(m)
+        try:
+            self._V_chol = linalg.cho_factor(V, lower=True)
+        except linalg.LinAlgError:
+            # probability <= zeta: shift further (post-processing of released values)
+            low = float(np.linalg.eigvalsh(V).min())
+            self._V_chol = linalg.cho_factor(V + (self.lam - low) * np.eye(m), lower=True)
+        self._theta = linalg.cho_solve(self._V_chol, u_r)
+        self._logdet_V = 2.0 * float(np.sum(np.log(np.diag(self._V_chol[0]))))
+
+    def private_parameters(self) -> tuple[np.ndarray, np.ndarray]:
+        """The released ``(Sigma_tilde_t, u_tilde_t)`` (Remark 1): private, exportable."""
+        return self._Sigma_r.copy(), self._u_r.copy()
+
+    # -- the server ---------------------------------------------------------------------------
+    def _posterior(self, X: np.ndarray, P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        F = self.phi(X)
+        mean = F @ self._theta
+        if P is None:
+            W = linalg.cho_solve(self._V_chol, F.T)
+            return mean, np.maximum(np.sum(F.T * W, axis=0), 0.0)
+        # pending points: V + Phi(P)^T Phi(P) (GP-BUCB); the mean is unchanged
+        G = self.phi(P)
+        V = self._V_chol[0] @ self._V_chol[0].T + G.T @ G
+        W = linalg.solve(V, F.T, assume_a="pos")
+        return mean, np.maximum(np.sum(F.T * W, axis=0), 0.0)
+
+    def _posterior_given(self, P):
+        return lambda Z: self._posterior(Z, P)
+
+    def _mean(self, X: np.ndarray) -> np.ndarray:
+        return self.phi(X) @ self._theta
+
+    def beta_t(self) -> float:
+        """Theorem 1's ``beta_t^{1/2}``, the multiplier of ``||Phi(x)||_{V_t^{-1}}``.
+
+        ``B sqrt(lambda_max / rho^2 + 1) + t B eps / (rho sqrt(lambda_min + lam))
+        + kappa / rho + sqrt(log det(V_t / (lam + lambda_min)) + 2 ln(2 / zeta))`` with
+        ``eps`` the features' approximation error. Without privacy ``lambda_min =
+        lambda_max = kappa = 0``; the paper's ``sqrt(lambda_min)`` is read as
+        ``sqrt(lambda_min + lam)``, the smallest eigenvalue of ``V_t``'s regularisation.
+        """
+        t = self.t + 1
+        rho = self.rho
+        det_term = self._logdet_V - self.m * math.log(self.lam + self._lambda_min)
+        return (
+            self.B * math.sqrt(self._lambda_max / rho**2 + 1.0)
+            + t * self.B * self.approx_error / (rho * math.sqrt(self._lambda_min + self.lam))
+            + self._kappa / rho
+            + math.sqrt(max(det_term, 0.0) + 2.0 * math.log(2.0 / self.zeta))
+        )
+
+    def _rebuild(self) -> None:  # pragma: no cover - the features are fixed
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return (
+            f"QFFGPUCB(dim={self.dim}, t={self.t}, features={self.phi!r}, privacy={self.privacy!r})"
+        )
