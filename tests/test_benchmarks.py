@@ -206,6 +206,8 @@ def test_dubey_quick_mode_runs_and_summarizes(tmp_path):
         assert len(curve) == 16 and entry["n_trials"] == 2
         assert all(b >= a - 1e-12 for a, b in itertools.pairwise(curve))  # regret >= 0 per round
     assert (tmp_path / "dubey_synthetic.png").stat().st_size > 0
+    timing = json.loads((tmp_path / "dubey_timing.json").read_text())["seconds_per_round"]
+    assert set(timing["8"]) == {"None", "jdp", "local-jdp"}
 
 
 def test_dubey_decision_sets_have_the_papers_gap():

@@ -134,3 +134,11 @@ def test_candidates_with_the_wrong_dimension_are_refused():
     opt = QFFGPUCB(2, m=4)
     with pytest.raises(ValueError, match="candidates must have 2 columns"):
         opt.ask(candidates=np.zeros((5, 3)))
+
+
+def test_the_jdp_tree_refuses_rewards_beyond_its_horizon_before_recording_them():
+    opt = QFFGPUCB(2, m=4, privacy="jdp", horizon=3, noise_seed=0)
+    opt.tell(np.full((3, 2), 0.5), np.zeros(3))
+    with pytest.raises(ValueError, match="horizon=3 rewards"):
+        opt.tell(np.full(2, 0.5), 1.0)
+    assert opt.t == 3

@@ -221,14 +221,22 @@ class QFFGPUCB(BaseOptimizer):
         self._u_sum = np.zeros(m)
         self._refresh()
 
+    def tell(self, x, y) -> None:
+        """Report reward(s), as in :meth:`BaseOptimizer.tell`; with ``"jdp"`` at most
+        ``horizon`` in all (the size of the privatizer's tree), checked before anything is
+        recorded."""
+        n_new = np.atleast_1d(np.asarray(y, dtype=float)).shape[0]
+        if self.privacy == "jdp" and self.t + n_new > self.horizon:
+            raise ValueError(
+                f"The tree of the JDP privatizer holds horizon={self.horizon} rewards; "
+                f"{self.t} are told and {n_new} more would exceed it. Build the optimizer "
+                "with a larger horizon."
+            )
+        super().tell(x, y)
+
     def _observe(self, x: np.ndarray, y: float) -> None:
         f = self.phi(x[None, :])[0]
         if self.privacy == "jdp":
-            if self.t > self.horizon:
-                raise ValueError(
-                    f"The tree of the JDP privatizer holds horizon={self.horizon} rewards; "
-                    "build the optimizer with a larger horizon."
-                )
             z = np.append(f, y)
             self._tree.add(np.outer(z, z))
         elif self.privacy == "local-jdp":
