@@ -19,14 +19,15 @@ Choices the paper leaves open, stated:
   ``beta_t^{1/2}`` times ``QFFGPUCB``'s calibrated ``beta_scale`` (``calibrate``, on trials
   1000 and up): unscaled, it explores as uniformly as random play at ``T = 1024``.
 
-Settings: non-private; JDP (Alg. 2) with ``alpha`` in {0.1, 0.5, 1, 10} at ``beta = 0.1``
+Settings: uniform play among the arms (``random``, the reference); non-private; JDP (Alg. 2)
+with ``alpha`` in {0.1, 0.5, 1, 10} at ``beta = 0.1``
 (Fig. 1) and ``beta`` in {0.01, 0.1, 0.5, 0.99} at ``alpha = 1`` (Fig. 2). Reported:
 cumulative regret ``sum_t max_{D_t} f - f(x_t)``, mean and standard error over trials.
 
 Usage::
 
     python benchmarks/dubey.py calibrate        # beta_scale on disjoint trials
-    python benchmarks/dubey.py synthetic        # 160 runs, resumable; dubey_synthetic.json/.png
+    python benchmarks/dubey.py synthetic        # 180 runs, resumable; dubey_synthetic.json/.png
     python benchmarks/dubey.py timing           # seconds per round for m = 64, 256, 1024
     python benchmarks/dubey.py --quick          # tiny (tests)
 """
@@ -52,6 +53,7 @@ from privtune.optimizers import QFFGPUCB
 
 OUT = Path(__file__).resolve().parent / "results"
 SETTINGS = {
+    "random": "random",
     "non-private": None,
     "alpha=0.1": (0.1, 0.1),
     "alpha=0.5": (0.5, 0.1),
@@ -106,6 +108,9 @@ def run_trial(
     kwargs = {"m": m_bar, "lengthscale": 0.25, "horizon": T, "rho": 0.5, "reward_bound": 1.0}
     if beta_scale is not None:
         kwargs["beta_scale"] = beta_scale
+    if privacy == "random":  # uniform play among the arms: the reference
+        kwargs["m"] = 1
+        privacy = None
     if privacy is not None:
         kwargs.update(privacy="jdp", alpha=privacy[0], beta=privacy[1], noise_seed=trial)
     opt = QFFGPUCB(2, seed=trial, **kwargs)
@@ -113,7 +118,10 @@ def run_trial(
     t0 = time.perf_counter()
     for _ in range(T):
         D = decision_set(f, rng)
-        u = opt.ask(candidates=(D + 2.0) / 4.0)
+        if setting == "random":
+            u = (D[rng.integers(len(D))] + 2.0) / 4.0
+        else:
+            u = opt.ask(candidates=(D + 2.0) / 4.0)
         x = 4.0 * u - 2.0
         fx = float(f(x[None, :])[0])
         regret.append(float(f(D).max()) - fx)
@@ -198,6 +206,7 @@ def _plot(summary: dict, path: Path) -> None:
         return
     panels = {
         "Fig. 1: alpha (beta = 0.1)": [
+            "random",
             "non-private",
             "alpha=10",
             "alpha=1",
@@ -205,6 +214,7 @@ def _plot(summary: dict, path: Path) -> None:
             "alpha=0.1",
         ],
         "Fig. 2: beta (alpha = 1)": [
+            "random",
             "non-private",
             "beta=0.99",
             "beta=0.5",
