@@ -32,6 +32,7 @@ import math
 import numpy as np
 from scipy import linalg
 
+from ._checks import check_int
 from .kernels import Kernel
 
 __all__ = [
@@ -132,12 +133,6 @@ def _lengthscales(lengthscale, dim: int) -> np.ndarray:
     return ls
 
 
-def _check_dim(dim) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}.")
-    return int(dim)
-
-
 class _FourierFeatures:
     """``Phi(x) = sqrt(w_i) [cos(omega_i^T x), sin(omega_i^T x)]_i`` for weights summing to 1.
 
@@ -227,10 +222,8 @@ class QuadratureFourierFeatures(_FourierFeatures):
         additive: bool = False,
         max_features: int = MAX_FEATURES,
     ) -> None:
-        self.dim = _check_dim(dim)
-        if isinstance(m_bar, bool) or not isinstance(m_bar, (int, np.integer)) or m_bar < 1:
-            raise ValueError(f"m_bar must be an integer >= 1, got {m_bar!r}.")
-        self.m_bar = int(m_bar)
+        self.dim = check_int("dim", dim)
+        self.m_bar = check_int("m_bar", m_bar)
         self.additive = bool(additive)
         self._ls = _lengthscales(lengthscale, self.dim)
         m = 2 * self.m_bar * self.dim if self.additive else 2 * self.m_bar**self.dim
@@ -304,14 +297,8 @@ class RandomFourierFeatures(_FourierFeatures):
         additive: bool = False,
         seed: int | None = None,
     ) -> None:
-        self.dim = _check_dim(dim)
-        if (
-            isinstance(n_frequencies, bool)
-            or not isinstance(n_frequencies, (int, np.integer))
-            or n_frequencies < 1
-        ):
-            raise ValueError(f"n_frequencies must be an integer >= 1, got {n_frequencies!r}.")
-        self.n_frequencies = int(n_frequencies)
+        self.dim = check_int("dim", dim)
+        self.n_frequencies = check_int("n_frequencies", n_frequencies)
         self.additive = bool(additive)
         self._ls = _lengthscales(lengthscale, self.dim)
         rng = np.random.default_rng(seed)

@@ -22,6 +22,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from scipy import special
 
+from ._checks import check_int
+
 __all__ = ["ParametricModel", "TwoLayerNetwork", "check_model"]
 
 
@@ -85,11 +87,8 @@ class TwoLayerNetwork:
     """
 
     def __init__(self, dim: int, hidden: int = 25) -> None:
-        for name, v in (("dim", dim), ("hidden", hidden)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}.")
-        self.dim = int(dim)
-        self.hidden = int(hidden)
+        self.dim = check_int("dim", dim)
+        self.hidden = check_int("hidden", hidden)
         self.n_params = self.hidden * (self.dim + 2) + 1
 
     def unpack(self, w: np.ndarray) -> tuple[np.ndarray, ...]:

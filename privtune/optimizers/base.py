@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._checks import check_int
 from ..acquisition import maximize
 from ..kernels import Kernel, fit_lengthscale, make_kernel
 
@@ -142,9 +143,7 @@ class BaseOptimizer:
         n_raw_samples: int = 512,
         n_restarts: int = 3,
     ) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise ValueError(f"dim must be an integer >= 1, got {dim!r}.")
-        self.dim = int(dim)
+        self.dim = check_int("dim", dim)
         self.kernel = make_kernel(kernel)
         self.lam = _check_positive("lam", lam)
         self.delta = _check_unit_interval("delta", delta)

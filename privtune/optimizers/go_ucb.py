@@ -35,18 +35,13 @@ from collections.abc import Callable
 import numpy as np
 from scipy import linalg, optimize
 
+from .._checks import check_int
 from ..parametric import ParametricModel, TwoLayerNetwork, check_model
 from .base import BaseOptimizer, _check_positive
 
 __all__ = ["GOUCB"]
 
 _ACQUISITIONS = ("first-order", "joint")
-
-
-def _check_count(name: str, value, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 class GOUCB(BaseOptimizer):
@@ -180,7 +175,7 @@ class GOUCB(BaseOptimizer):
         n_raw_samples: int = 512,
         n_restarts: int = 3,
     ) -> None:
-        T = 100 if horizon is None else _check_count("horizon", horizon)
+        T = 100 if horizon is None else check_int("horizon", horizon)
         if lam is None:
             lam = self.default_lam_scale * math.sqrt(T) * max(math.log(T), 1.0) ** 2
         super().__init__(
@@ -196,7 +191,7 @@ class GOUCB(BaseOptimizer):
         self.horizon = T
         if n_explore is None:
             n_explore = min(T, max(2, math.ceil(math.sqrt(T))))
-        self.n_explore = _check_count("n_explore", n_explore)
+        self.n_explore = check_int("n_explore", n_explore)
         if self.n_explore > T:
             raise ValueError(
                 f"n_explore ({self.n_explore}) must not exceed the horizon ({T}): Phase I "
@@ -212,10 +207,10 @@ class GOUCB(BaseOptimizer):
                 f"acquisition must be one of {list(_ACQUISITIONS)}, got {acquisition!r}."
             )
         self.acquisition = acquisition
-        self.n_oracle_starts = _check_count("n_oracle_starts", n_oracle_starts)
-        self.oracle_maxiter = _check_count("oracle_maxiter", oracle_maxiter)
-        self.n_ascent_starts = _check_count("n_ascent_starts", n_ascent_starts)
-        self.n_ascent_steps = _check_count("n_ascent_steps", n_ascent_steps, minimum=0)
+        self.n_oracle_starts = check_int("n_oracle_starts", n_oracle_starts)
+        self.oracle_maxiter = check_int("oracle_maxiter", oracle_maxiter)
+        self.n_ascent_starts = check_int("n_ascent_starts", n_ascent_starts)
+        self.n_ascent_steps = check_int("n_ascent_steps", n_ascent_steps, 0)
         self.ascent_lr = _check_positive("ascent_lr", ascent_lr)
         p = self.model.n_params
         self.w0: np.ndarray | None = None  # w_hat_0, set when Phase I ends

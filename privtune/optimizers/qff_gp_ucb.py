@@ -34,9 +34,11 @@ from collections.abc import Callable
 import numpy as np
 from scipy import linalg
 
+from .._checks import check_int
 from ..features import QuadratureFourierFeatures, RandomFourierFeatures
 from ..privacy.gaussian import (
     TreeAggregation,
+    check_alpha_beta,
     jdp_noise_std,
     local_jdp_noise_std,
     psd_shift,
@@ -157,12 +159,10 @@ class QFFGPUCB(BaseOptimizer):
         self.features_kind = features
         self.privacy = privacy
         if privacy is not None:
-            jdp_noise_std(alpha, beta, 2)  # validates alpha and beta, with errors naming them
+            alpha, beta = check_alpha_beta(alpha, beta)
         self.alpha = float(alpha)
         self.privacy_beta = float(beta)
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}.")
-        self.horizon = int(horizon)
+        self.horizon = check_int("horizon", horizon)
         self.rho = _check_positive("rho", rho)
         self.reward_bound = (
             None if reward_bound is None else _check_positive("reward_bound", reward_bound)
@@ -291,9 +291,6 @@ class QFFGPUCB(BaseOptimizer):
         V = self._V_chol[0] @ self._V_chol[0].T + G.T @ G
         W = linalg.solve(V, F.T, assume_a="pos")
         return mean, np.maximum(np.sum(F.T * W, axis=0), 0.0)
-
-    def _posterior_given(self, P):
-        return lambda Z: self._posterior(Z, P)
 
     def _mean(self, X: np.ndarray) -> np.ndarray:
         return self.phi(X) @ self._theta

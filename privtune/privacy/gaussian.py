@@ -28,8 +28,11 @@ import math
 
 import numpy as np
 
+from .._checks import check_int
+
 __all__ = [
     "TreeAggregation",
+    "check_alpha_beta",
     "jdp_noise_std",
     "local_jdp_noise_std",
     "psd_shift",
@@ -38,7 +41,8 @@ __all__ = [
 ]
 
 
-def _check_alpha_beta(alpha, beta) -> tuple[float, float]:
+def check_alpha_beta(alpha, beta) -> tuple[float, float]:
+    """Validate the ``(alpha, beta)`` of (alpha, beta)-DP: ``alpha > 0``, ``beta`` in (0, 1)."""
     if (
         isinstance(alpha, bool)
         or not isinstance(alpha, (int, float))
@@ -50,15 +54,9 @@ def _check_alpha_beta(alpha, beta) -> tuple[float, float]:
     return float(alpha), float(beta)
 
 
-def _check_horizon(T) -> int:
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {T!r}.")
-    return int(T)
-
-
 def tree_depth(T: int) -> int:
     """``n = 1 + ceil(log2 T)``: the nodes on a root-to-leaf path of a tree over ``T`` leaves."""
-    T = _check_horizon(T)
+    T = check_int("horizon", T)
     return 1 + math.ceil(math.log2(T)) if T > 1 else 1
 
 
@@ -98,7 +96,7 @@ def jdp_noise_std(
     -------
     float
     """
-    alpha, beta = _check_alpha_beta(alpha, beta)
+    alpha, beta = check_alpha_beta(alpha, beta)
     n = tree_depth(T)
     if reward_bound is not None:
         L = 1.0 + float(reward_bound) ** 2
@@ -140,7 +138,7 @@ def local_jdp_noise_std(
     -------
     tuple of float
     """
-    alpha, beta = _check_alpha_beta(alpha, beta)
+    alpha, beta = check_alpha_beta(alpha, beta)
     sigma_x2 = 8.0 * math.log(5.0 / (2.0 * beta)) / alpha**2
     if reward_bound is not None:
         s_u = float(reward_bound) ** 2
@@ -192,10 +190,8 @@ class TreeAggregation:
     """
 
     def __init__(self, size: int, horizon: int, sigma: float, seed: int | None = None) -> None:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"size must be an integer >= 1, got {size!r}.")
-        self.size = int(size)
-        self.horizon = _check_horizon(horizon)
+        self.size = check_int("size", size)
+        self.horizon = check_int("horizon", horizon)
         if not (math.isfinite(sigma) and sigma >= 0):
             raise ValueError(f"sigma must be a finite float >= 0, got {sigma!r}.")
         self.sigma = float(sigma)
