@@ -407,6 +407,7 @@ def test_failed_candidates_do_not_stop_the_search_and_steer_it_away(epsilon):
         n_iter=12,
         n_initial_points=4,
         random_state=0,
+        noise_random_state=0,  # the curator's noise fixed too (epsilon=1.0)
     )
     with pytest.warns(FitFailedWarning, match="count as the lowest score"):
         s.fit(X, Y)
@@ -414,6 +415,8 @@ def test_failed_candidates_do_not_stop_the_search_and_steer_it_away(epsilon):
     assert all(C <= 1 for C in kept) and len(kept) >= 6
     assert s.best_params_["C"] <= 1
     # Fewer than half the proposals went to the failing region (C > 1 is 40 % of the log range).
+    # With epsilon = 1, over noise seeds 0-19: 3 failed candidates for 15 seeds, 4 for 2, 5 for
+    # 1, 6 for 2; the test fixes the seed rather than accept a 10 % chance of failing.
     assert 12 - len(kept) <= 5
 
 
