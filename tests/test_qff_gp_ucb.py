@@ -142,3 +142,27 @@ def test_the_jdp_tree_refuses_rewards_beyond_its_horizon_before_recording_them()
     with pytest.raises(ValueError, match="horizon=3 rewards"):
         opt.tell(np.full(2, 0.5), 1.0)
     assert opt.t == 3
+
+
+@pytest.mark.parametrize("privacy", ["jdp", "local-jdp"])
+def test_the_continuous_search_never_reads_the_raw_rewards(privacy):
+    # The server's part (acquisition, its multi-start anchors) may use the released statistics
+    # and the points it played, never the told rewards: scrambling them changes no proposal.
+    opt = QFFGPUCB(
+        2,
+        m=6,
+        privacy=privacy,
+        alpha=1.0,
+        horizon=64,
+        noise_seed=3,
+        seed=0,
+        n_raw_samples=1,
+        n_restarts=0,  # the anchors decide
+    )
+    y = _tell(opt, np.random.default_rng(2).random((20, 2)))
+    opt.reseed(7)
+    x1 = opt.ask()
+    opt.clear_pending()
+    opt._y = list(np.random.default_rng(9).permutation(y) + 5.0)
+    opt.reseed(7)
+    np.testing.assert_array_equal(opt.ask(), x1)
