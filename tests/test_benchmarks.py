@@ -208,6 +208,17 @@ def test_dubey_quick_mode_runs_and_summarizes(tmp_path):
     assert (tmp_path / "dubey_synthetic.png").stat().st_size > 0
     timing = json.loads((tmp_path / "dubey_timing.json").read_text())["seconds_per_round"]
     assert set(timing["8"]) == {"None", "jdp", "local-jdp"}
+    # Table 1: 20 rounds of every function, non-private and alpha = 1, one trial
+    table1 = json.loads((tmp_path / "dubey_table1.json").read_text())["summary"]
+    assert set(table1) == {"camel", "styb", "mw"}
+    assert (tmp_path / "dubey_table1.png").stat().st_size > 0
+    assert len(list((tmp_path / "dubey_table1" / "runs").glob("*.json"))) == 6
+    for function, cells in table1.items():
+        assert set(cells) == {"non-private", "alpha=1"}
+        for setting, entry in cells.items():
+            assert entry["t"] == [20] and entry["n_trials"] == 1
+            assert math.isfinite(entry["final_mean"]) and 0.0 <= entry["final_mean"] <= 20.0
+            assert entry["paper"] == dubey.PAPER_TABLE1[function][setting]
 
 
 def test_dubey_decision_sets_have_the_papers_gap():
@@ -220,3 +231,27 @@ def test_dubey_decision_sets_have_the_papers_gap():
         v = np.sort(f(D))
         assert D.shape == (25, 2) and np.all(np.linalg.norm(D, axis=1) <= 2.0)
         assert v[-1] >= 0.8 and v[-2] <= 0.6  # one good arm, a gap of at least 0.2
+
+
+def test_dubey_table1_functions_are_normalized_to_the_unit_interval():
+    from benchmarks import dubey
+
+    def cube(name, x):  # a point of the function's box, in the unit cube
+        lo, hi = np.array(dubey.FUNCTIONS[name]["lo"]), np.array(dubey.FUNCTIONS[name]["hi"])
+        return ((np.asarray(x, dtype=float) - lo) / (hi - lo))[None, :]
+
+    # maximizers map to 1, minimizers to 0
+    for x in ([0.0898420, -0.7126564], [-0.0898420, 0.7126564]):
+        assert abs(dubey.normalized("camel", cube("camel", x))[0] - 1.0) < 1e-9
+    for x in ([2.0, 1.0], [-2.0, -1.0]):
+        assert abs(dubey.normalized("camel", cube("camel", x))[0]) < 1e-12
+    assert abs(dubey.normalized("styb", cube("styb", [-2.903534] * 20))[0] - 1.0) < 1e-9
+    assert abs(dubey.normalized("styb", np.ones((1, 20)))[0]) < 1e-12  # x = 4 everywhere
+    mw_max = [2.202906, 1.570796, 1.284992, 1.923058, 1.720470]
+    mw_max += [1.570796, 1.454414, 1.756087, 1.655717, 1.570796]
+    assert abs(dubey.normalized("mw", cube("mw", mw_max))[0] - 1.0) < 1e-6
+    assert dubey.normalized("mw", np.zeros((1, 10)))[0] == 0.0
+    rng = np.random.default_rng(0)
+    for name, spec in dubey.FUNCTIONS.items():
+        v = dubey.normalized(name, rng.random((2000, len(spec["lo"]))))
+        assert np.all((v >= 0.0) & (v <= 1.0)), name
