@@ -5,10 +5,16 @@ unit cube, :mod:`privtune.tuning` builds the optimizer and scales the scores, an
 :mod:`privtune.privacy` privatizes them. What is Optuna-specific lives here: reading trials from
 the study, the privatized objective that tags its trials, and the checks that fail closed.
 
-Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): with ``epsilon`` set, the value that
-Optuna stores for a trial is ``clip(y, lo, hi) + Laplace((hi - lo) / epsilon)``, computed inside
+Privacy models (DESIGN.md §1). "epsilon-LDP on scores" (every algorithm but the qff ones):
+with ``epsilon`` set, the value that Optuna stores for a trial is
+``clip(y, lo, hi) + Laplace((hi - lo) / epsilon)``, computed inside
 :meth:`PrivateGPUCBSampler.privatize` in the process that ran the objective. The raw score never
-reaches the storage, the sampler or a log line of privtune.
+reaches the storage, the sampler or a log line of privtune. "(alpha, beta)-local joint DP"
+(``"qff-ldp"``): the same, with the Gaussian noise of Dubey's Lemma 5. "(alpha, beta)-joint DP"
+(``"qff-jdp"``): the storage and the sampler's privatizer hold the raw scores (they are the
+trusted privatizer); the model that proposes reads only the statistics the tree mechanism
+releases, so the proposals, :meth:`PrivateGPUCBSampler.recommend` and the released statistics
+are what is protected.
 """
 
 from __future__ import annotations
@@ -30,15 +36,19 @@ from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
+from .privacy import GaussianCurator, PrivacyError, PrivacyLedger
 from .privacy.curator import _check_value_range
 from .privacy.ledger import _check_epsilon
 from .space import SearchSpace
 from .tuning import (
+    QFF_DEFAULT_BETA,
     Replay,
     RewardScale,
     check_algorithm,
+    joint_dp_summary,
+    make_curator,
     make_optimizer,
+    privacy_model,
     privacy_summary,
     recommended_row,
 )
@@ -60,6 +70,14 @@ _INDEPENDENT_SAMPLING_WARNING = (
 ATTR_EPSILON = "privtune:epsilon"
 ATTR_VALUE_RANGE = "privtune:value_range"
 ATTR_DIGEST = "privtune:digest"
+#: With the Gaussian curator (``"qff-ldp"``): the release's delta and noise multiplier.
+ATTR_DELTA = "privtune:delta"
+ATTR_NOISE_MULTIPLIER = "privtune:noise_multiplier"
+
+#: Study system attribute: the seed of the qff algorithms' privacy noise, drawn once per study
+#: so that every worker that rebuilds the model adds the same noise to the same data (a fresh
+#: draw per rebuild would release the same scores under new noise, averaging it away).
+ATTR_NOISE_SEED = "privtune:qff_noise_seed"
 
 #: The id of the trial whose privatized objective runs in this thread (``None``: none does).
 _PRIVATIZED_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -156,17 +174,34 @@ class PrivateGPUCBSampler(BaseSampler):
     model was trained on, beyond what the released scores reveal; epsilon composes over the
     trials of a study (:meth:`privacy_report`).
 
+    ``"qff-ldp"`` (Dubey 2021, "(alpha, beta)-local joint DP") works the same way with
+    Gaussian noise: ``privatize`` releases ``clip(y, lo, hi) + N(0, (sigma_u (hi - lo))^2)``,
+    ``sigma_u`` of Lemma 5 at ``alpha = epsilon``; the sampler completes Alg. 3's statistics
+    (the played configuration is its own proposal, so only the score needs the client's noise).
+    ``"qff-jdp"`` ("(alpha, beta)-joint DP") has a different trust model: the objective
+    returns raw scores, which Optuna stores, and the storage together with the sampler is the
+    trusted privatizer of Alg. 2. Its model, and so every proposal, :meth:`recommend` and the
+    released statistics, is computed from the tree mechanism's noisy sums only. Give the
+    storage only to those who may see raw scores; share the proposals and the recommendation.
+    The privacy noise of both is seeded once per study (a study system attribute, or
+    ``noise_seed``), so every worker rebuilds the same released statistics.
+
     Parameters
     ----------
-    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb"}, default="moma"
+    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-jdp", "qff-ldp"}, \
+default="moma"
         The optimizer: MoMA-GP-UCB (plays each configuration ``k = 3`` times and takes a
         median of means: made for noisy, private scores), ATA-GP-UCB, TGP-UCB, exact GP-UCB
         (the non-robust baseline) or uniform random proposals (with the same recommendation
         rule: the honest private baseline). ``"go-ucb"`` is GO-UCB, better reached through
-        :class:`GOUCBSampler`.
+        :class:`GOUCBSampler`. ``"qff-jdp"`` and ``"qff-ldp"`` are GP-UCB on quadrature
+        Fourier features with joint or local joint DP
+        (:class:`~privtune.optimizers.QFFGPUCB`; defaults in
+        :func:`privtune.tuning.make_optimizer`, ``beta`` and ``horizon`` through
+        ``optimizer_kwargs``); they need ``epsilon`` and ``value_range``.
     epsilon : float, optional
-        Per-trial LDP parameter. ``None`` (default) runs the non-private algorithm on raw
-        scores.
+        Per-trial LDP parameter (``alpha`` for the qff algorithms). ``None`` (default) runs the
+        non-private algorithm on raw scores.
     value_range : tuple of float, optional
         The range ``(lo, hi)`` of a score (e.g. ``(0, 1)`` for accuracy). Required with
         ``epsilon``; scores outside it are clipped before the noise. Without privacy it fixes
@@ -180,8 +215,9 @@ class PrivateGPUCBSampler(BaseSampler):
         proposals' seed changes, the model and its cache are kept), and the study is not
         reproducible.
     noise_seed : int, optional
-        Seed of the curator's Laplace noise, for reproducible experiments only: each trial's
-        noise is drawn from a generator keyed by ``(noise_seed, study name, trial number)``.
+        Seed of the curator's noise, for reproducible experiments only: each trial's
+        noise is drawn from a generator keyed by ``(noise_seed, study name, trial number)``,
+        and the qff algorithms' own noise from ``(noise_seed, study name)``.
         Leave it ``None`` outside experiments: reusing a seed on the same data reuses the
         noise, and the difference of two scores released with the same noise is not private.
     independent_sampler : optuna.samplers.BaseSampler, optional
@@ -223,6 +259,7 @@ class PrivateGPUCBSampler(BaseSampler):
     ) -> None:
         self.algorithm = check_algorithm(algorithm)
         self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        self.privacy_model = privacy_model(self.algorithm, self.epsilon)
         if self.epsilon is not None and value_range is None:
             raise ValueError(
                 "value_range is required when epsilon is set: the curator clips every score to "
@@ -260,17 +297,20 @@ class PrivateGPUCBSampler(BaseSampler):
         self._init_runtime()
 
     # -- runtime state (caches and locks; never relied on, not pickled) -------------------------
-    _RUNTIME = ("_lock", "_replays", "_warned", "_verified", "_curator")
+    _RUNTIME = ("_lock", "_replays", "_warned", "_verified", "_curator", "_noise_seeds")
 
     def _init_runtime(self) -> None:
         self._lock = threading.RLock()
         self._replays: dict[tuple, Replay] = {}
         self._warned: set[str] = set()
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
-        self._curator = (
-            None
-            if self.epsilon is None
-            else LaplaceCurator(self.epsilon, self.value_range, seed=None)
+        self._noise_seeds: dict[tuple, int] = {}  # per study: the qff noise seed in use
+        # The release in the objective's process (None: raw scores, for jdp or no privacy).
+        self._curator = make_curator(
+            self.algorithm,
+            self.epsilon,
+            self.value_range,
+            optimizer_kwargs=self.optimizer_kwargs,
         )
 
     def __getstate__(self) -> dict:
@@ -309,7 +349,8 @@ class PrivateGPUCBSampler(BaseSampler):
         value, which the sampler checks. A non-finite score (NaN, infinite) releases nothing:
         the wrapper returns NaN and Optuna marks the trial failed. ``trial.report`` raises
         :class:`~privtune.privacy.PrivacyError`, since Optuna would store the raw intermediate
-        value. Without ``epsilon`` the objective is returned unchanged.
+        value. Without ``epsilon``, and with ``"qff-jdp"`` (whose privatizer is the storage and
+        the sampler), the objective is returned unchanged.
 
         With ``epsilon`` set, the sampler proposes parameters only to a trial whose privatized
         objective is running: a ``suggest_*`` call from an objective that was not wrapped (or
@@ -369,6 +410,9 @@ class PrivateGPUCBSampler(BaseSampler):
         released = float(self._curator.privatize(y, owner=owner, rng=rng))
         trial.set_user_attr(ATTR_EPSILON, self.epsilon)
         trial.set_user_attr(ATTR_VALUE_RANGE, list(self.value_range))
+        if isinstance(self._curator, GaussianCurator):
+            trial.set_user_attr(ATTR_DELTA, self._curator.delta)
+            trial.set_user_attr(ATTR_NOISE_MULTIPLIER, self._curator.noise_multiplier)
         trial.set_user_attr(ATTR_DIGEST, _digest(released))
         return released
 
@@ -383,7 +427,7 @@ class PrivateGPUCBSampler(BaseSampler):
 
     def _verify_trials(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
         """Fail closed on ``trials`` (completed ones), skipping those already verified."""
-        if self.epsilon is None:
+        if self._curator is None:
             return
         with self._lock:
             done = self._verified.setdefault((study._study_id, study.study_name), set())
@@ -395,10 +439,13 @@ class PrivateGPUCBSampler(BaseSampler):
     def _verify(self, trial: FrozenTrial, value: float) -> None:
         """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``."""
         attrs = trial.user_attrs
+        gaussian = isinstance(self._curator, GaussianCurator)
         ok = (
             attrs.get(ATTR_EPSILON) == self.epsilon
             and attrs.get(ATTR_VALUE_RANGE) == list(self.value_range)
             and attrs.get(ATTR_DIGEST) == _digest(value)
+            and attrs.get(ATTR_NOISE_MULTIPLIER)
+            == (self._curator.noise_multiplier if gaussian else None)
         )
         if not ok:
             raise PrivacyError(
@@ -412,7 +459,7 @@ class PrivateGPUCBSampler(BaseSampler):
     def _check_privatized(self, trial: FrozenTrial) -> None:
         """Fail closed before the score exists: with ``epsilon``, sample only for a trial whose
         privatized objective runs in this thread."""
-        if self.epsilon is not None and _PRIVATIZED_TRIAL.get() != trial._trial_id:
+        if self._curator is not None and _PRIVATIZED_TRIAL.get() != trial._trial_id:
             raise PrivacyError(
                 f"Trial {trial.number} asked for parameters outside sampler.privatize(objective): "
                 "with epsilon set, its score would be stored raw. Run "
@@ -512,7 +559,7 @@ class PrivateGPUCBSampler(BaseSampler):
         values: Sequence[float] | None,
     ) -> None:
         self._independent_sampler.after_trial(study, trial, state, values)
-        if self.epsilon is not None and state == TrialState.COMPLETE and values is not None:
+        if self._curator is not None and state == TrialState.COMPLETE and values is not None:
             self._verify(trial, values[0])
 
     # -- the model ---------------------------------------------------------------------------------
@@ -544,15 +591,18 @@ class PrivateGPUCBSampler(BaseSampler):
         values = np.array([t.value for t in completed], dtype=float)
         maximize = study.direction == StudyDirection.MAXIMIZE
         if self.value_range is not None:
-            scale = RewardScale.from_range(self.value_range, maximize=maximize)
+            scale = RewardScale.for_algorithm(
+                self.algorithm, self.epsilon, self.value_range, maximize=maximize
+            )
         else:
             scale = RewardScale.from_values(values, maximize=maximize)
+        noise_seed = self._study_noise_seed(study)
         X = (
             space.to_unit_many(_params(completed, search_space))
             if completed
             else np.zeros((0, space.dim))
         )
-        context = (tuple(search_space.items()), scale, self._model_seed)
+        context = (tuple(search_space.items()), scale, self._model_seed, noise_seed)
         # The callers hold self._lock.
         replay = self._replays.setdefault((study._study_id, study.study_name), Replay())
         opt = replay.sync(
@@ -564,12 +614,49 @@ class PrivateGPUCBSampler(BaseSampler):
                 seed=self._model_seed,
                 snap=space.snap,
                 optimizer_kwargs=self.optimizer_kwargs,
+                noise_seed=noise_seed,
             ),
             [t.number for t in completed],
             X,
             scale(values),
         )
+        if noise_seed is not None and completed:
+            self._noise_seeds.setdefault((study._study_id, study.study_name), noise_seed)
         return opt, X
+
+    def _study_noise_seed(self, study: Study) -> int | None:
+        """The seed of the qff algorithms' privacy noise for ``study``, the same in every worker.
+
+        From ``noise_seed`` and the study name when given; otherwise drawn once and kept in the
+        study's system attributes (whoever may read the storage may read raw scores too under
+        ``"qff-jdp"``; under ``"qff-ldp"`` this noise does not depend on the scores). Fails
+        closed if the study's seed changes under a sampler that has used another one on told
+        scores (two workers that drew a seed at the same moment): it would release the same
+        scores under new noise. A change before any score was told releases nothing.
+        """
+        if self.privacy_model not in ("jdp", "local-jdp"):
+            return None
+        key = (study._study_id, study.study_name)
+        if self.noise_seed is not None:
+            seq = np.random.SeedSequence([self.noise_seed, zlib.crc32(study.study_name.encode())])
+            return int(seq.generate_state(1)[0])
+        storage = study._storage
+        stored = storage.get_study_system_attrs(study._study_id).get(ATTR_NOISE_SEED)
+        if stored is None:
+            drawn = int(np.random.SeedSequence().generate_state(1)[0])
+            storage.set_study_system_attr(study._study_id, ATTR_NOISE_SEED, drawn)
+            stored = storage.get_study_system_attrs(study._study_id)[ATTR_NOISE_SEED]
+        stored = int(stored)
+        with self._lock:
+            used = self._noise_seeds.get(key)
+        if used is not None and used != stored:
+            raise PrivacyError(
+                f"The privacy noise seed of study {study.study_name!r} changed after this "
+                "sampler used another one (two workers drew one at the same moment). Releasing "
+                "the same scores under new noise is not private: pass the same noise_seed to "
+                "every worker, or start one worker before the others."
+            )
+        return stored
 
     # -- results -----------------------------------------------------------------------------------
     def recommend_trial(self, study: Study) -> FrozenTrial:
@@ -631,7 +718,11 @@ class PrivateGPUCBSampler(BaseSampler):
         """The privacy spent by the study: per-report epsilon and composed epsilon.
 
         Built from the trials' user attributes, so it covers every worker that wrote to the
-        study's storage. Each completed privatized trial is one epsilon-LDP report about the
+        study's storage. With ``"qff-ldp"`` the reports are Gaussian: the summary has
+        ``delta_per_report`` and ``composed_delta_basic`` and no advanced composition. With
+        ``"qff-jdp"`` it is :func:`privtune.tuning.joint_dp_summary`.
+
+        Each completed privatized trial is one epsilon-LDP report about the
         same data; the composed epsilon bounds what the whole study reveals about it. Spending
         adds up beyond the study too: other studies or reruns on the same data compose with
         this one. Raises :class:`~privtune.privacy.PrivacyError` if a completed trial's value
@@ -651,10 +742,23 @@ class PrivateGPUCBSampler(BaseSampler):
             and ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
         """
         self._verify_study(study)
+        completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if self.privacy_model == "jdp":
+            beta = self.optimizer_kwargs.get("beta", QFF_DEFAULT_BETA)
+            return joint_dp_summary(self.epsilon, beta, len(completed))
         ledger = PrivacyLedger()
-        for t in study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        for t in completed:
             eps = t.user_attrs.get(ATTR_EPSILON)
-            if eps is not None:
+            if eps is None:
+                continue
+            if ATTR_NOISE_MULTIPLIER in t.user_attrs:
+                ledger.record_gaussian(
+                    float(t.user_attrs[ATTR_NOISE_MULTIPLIER]),
+                    float(eps),
+                    float(t.user_attrs[ATTR_DELTA]),
+                    owner=study.study_name,
+                )
+            else:
                 ledger.record_laplace(float(eps), owner=study.study_name)
         return privacy_summary(ledger, delta)
 

@@ -33,14 +33,16 @@ from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
+from .privacy import GaussianCurator, LaplaceCurator, PrivacyError, PrivacyLedger
 from .privacy.curator import _check_value_range
 from .space import SearchSpace
 from .tuning import (
     ALGORITHMS,
     Replay,
     RewardScale,
+    make_curator,
     make_optimizer,
+    privacy_model,
     privacy_summary,
 )
 
@@ -134,6 +136,13 @@ class PrivateBOSearchCV(BaseSearchCV):
     candidates failed (a NaN score) and the fit times are reported as scikit-learn has them;
     epsilon composes over the candidates and over every search on the same data.
 
+    ``algorithm="qff-ldp"`` (Dubey 2021, "(alpha, beta)-local joint DP") releases each mean
+    score the same way with Gaussian noise (:class:`privtune.privacy.GaussianCurator`, Lemma 5's
+    ``sigma_u`` at ``alpha = epsilon``); ``privacy_report_`` then states each report's delta
+    and composes through dp-accounting's PLD accountant. ``"qff-jdp"`` (joint DP) is refused:
+    its raw scores stay with a trusted privatizer, while a search publishes every candidate's
+    score (use :class:`privtune.PrivateGPUCBSampler` for it).
+
     A failed candidate (every fit failed, or a NaN mean score) counts as the lowest score of
     the range for the optimizer, which steers it away from the point (firmly without privacy;
     with privacy, where released scores are noisy, as much as one more low score does); a
@@ -149,13 +158,17 @@ class PrivateBOSearchCV(BaseSearchCV):
         :class:`privtune.space.SearchSpace` accepts (``Real``, ``Integer``, ``Categorical``,
         Optuna distributions, a list of choices, ``(low, high)``, ``(low, high,
         "log-uniform")``).
-    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb"}, default="moma"
+    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-ldp"}, \
+default="moma"
         The optimizer (see :class:`privtune.PrivateGPUCBSampler`). ``"random"`` proposes
         uniformly and recommends with the same rule: the honest private baseline.
         ``"go-ucb"`` is :class:`privtune.optimizers.GOUCB` with ``horizon=n_iter`` (its
-        uniform Phase I lasts ``ceil(sqrt(n_iter))`` candidates).
+        uniform Phase I lasts ``ceil(sqrt(n_iter))`` candidates). ``"qff-ldp"`` is
+        :class:`privtune.optimizers.QFFGPUCB` with local joint DP and ``horizon=n_iter``; it
+        needs ``epsilon``.
     epsilon : float, optional
-        Per-candidate LDP parameter. ``None`` (default) runs the non-private search.
+        Per-candidate LDP parameter (``alpha`` for ``"qff-ldp"``). ``None`` (default) runs the
+        non-private search.
     value_range : tuple of float or dict, optional
         The range ``(lo, hi)`` of the optimized score. Needed with ``epsilon`` unless the
         scoring's range is known (accuracy, AUC, F1, precision, recall, ...: see
@@ -410,6 +423,14 @@ class PrivateBOSearchCV(BaseSearchCV):
                     f"space has the parameter {name!r}, which {type(self.estimator).__name__} "
                     f"does not have. Its parameters are: {sorted(known)}."
                 )
+        if privacy_model(self.algorithm, self.epsilon) == "jdp":
+            raise ValueError(
+                "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
+                "raw scores stay with a trusted privatizer, but a search publishes each "
+                "candidate's score in cv_results_ and best_score_. Use algorithm='qff-ldp' "
+                "(each score released with Gaussian noise, Dubey's local joint DP), or "
+                "PrivateGPUCBSampler('qff-jdp', ...) with an Optuna storage you trust."
+            )
         if self.epsilon is not None and self.return_train_score:
             raise ValueError(
                 "return_train_score=True is not available with epsilon: train scores would be "
@@ -422,8 +443,14 @@ class PrivateBOSearchCV(BaseSearchCV):
         self._reported: list[str] = []
         self._released: dict[str, list[float]] = {}
         self._ledger = PrivacyLedger()
-        self._curators: dict[str, LaplaceCurator] = {}
+        self._curators: dict[str, LaplaceCurator | GaussianCurator] = {}
         self._noise_rng = np.random.default_rng(_int_seed(self.noise_random_state))
+        # The qff algorithms' own privacy noise: one seed per fit, kept by every rebuild.
+        self._qff_noise_seed = (
+            int(self._noise_rng.integers(2**63))
+            if privacy_model(self.algorithm, self.epsilon) == "local-jdp"
+            else None
+        )
         self._warned_nonfinite = 0
         self._n_nonfinite = (0, 0)
         self._curator_warnings: list[warnings.WarningMessage] = []
@@ -531,9 +558,16 @@ class PrivateBOSearchCV(BaseSearchCV):
         for m in self._reported:
             rng = self._range_of(m, m == metric)
             assert rng is not None
-            self._curators[m] = LaplaceCurator(
-                self.epsilon, rng, seed=self._noise_rng, ledger=self._ledger
+            curator = make_curator(
+                self.algorithm,
+                self.epsilon,
+                rng,
+                optimizer_kwargs=self.optimizer_kwargs,
+                seed=self._noise_rng,
+                ledger=self._ledger,
             )
+            assert curator is not None
+            self._curators[m] = curator
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
@@ -563,7 +597,7 @@ class PrivateBOSearchCV(BaseSearchCV):
         def synced():
             rng = self._range_of(self._metric, True) if self._metric else None
             if rng is not None:
-                scale = RewardScale.from_range(rng)
+                scale = RewardScale.for_algorithm(self.algorithm, self.epsilon, rng, maximize=True)
             else:
                 scale = RewardScale.from_values(history.scores)
             opt = replay.sync(
@@ -576,6 +610,7 @@ class PrivateBOSearchCV(BaseSearchCV):
                     snap=space.snap,
                     optimizer_kwargs=self.optimizer_kwargs,
                     budget=self.n_iter,
+                    noise_seed=self._qff_noise_seed,
                 ),
                 list(range(len(history))),
                 history.U,

@@ -2,7 +2,11 @@
 
 - :data:`ALGORITHMS` and :func:`make_optimizer`: algorithm names to optimizers, with the
   defaults used for hyperparameter tuning (a Matérn-5/2 kernel whose lengthscale grows with the
-  dimension and is refitted by ML-II, rewards in ``[-1, 1]``);
+  dimension and is refitted by ML-II, rewards in ``[-1, 1]``; quadrature Fourier features and
+  rewards in ``[0, 1]`` for the algorithms of Dubey 2021);
+- :func:`privacy_model` and :func:`make_curator`: which privacy model an algorithm runs under
+  with ``epsilon`` set, and the curator that releases each score in the data owner's process
+  (none for joint DP, whose trusted privatizer sees the raw scores);
 - :class:`RewardScale`: scores (either direction, any range) to the centred rewards the
   optimizers assume;
 - :class:`Replay`: an optimizer rebuilt from an ordered history, reused while the history only
@@ -23,8 +27,18 @@ from typing import Any
 import numpy as np
 
 from .kernels import Matern
-from .optimizers import ATAGPUCB, GOUCB, GPUCB, TGPUCB, BaseOptimizer, MoMAGPUCB, RandomSearch
-from .privacy.curator import _check_value_range
+from .optimizers import (
+    ATAGPUCB,
+    GOUCB,
+    GPUCB,
+    QFFGPUCB,
+    TGPUCB,
+    BaseOptimizer,
+    MoMAGPUCB,
+    RandomSearch,
+)
+from .privacy.curator import GaussianCurator, LaplaceCurator, _check_value_range
+from .privacy.gaussian import check_alpha_beta, local_jdp_noise_std
 from .privacy.ledger import PrivacyLedger
 
 __all__ = [
@@ -32,7 +46,10 @@ __all__ = [
     "Replay",
     "RewardScale",
     "check_algorithm",
+    "joint_dp_summary",
+    "make_curator",
     "make_optimizer",
+    "privacy_model",
     "privacy_summary",
     "recommended_row",
 ]
@@ -45,8 +62,23 @@ ALGORITHMS: dict[str, type[BaseOptimizer]] = {
     "gp-ucb": GPUCB,
     "random": RandomSearch,
     "go-ucb": GOUCB,
+    "qff-jdp": QFFGPUCB,
+    "qff-ldp": QFFGPUCB,
 }
 
+#: The algorithms of Dubey (2021) and the privacy argument of :class:`QFFGPUCB` they run with.
+QFF_PRIVACY = {"qff-jdp": "jdp", "qff-ldp": "local-jdp"}
+
+#: Dubey's privacy failure probability ``beta`` when ``optimizer_kwargs`` gives none (Sec. 6).
+QFF_DEFAULT_BETA = 0.1
+
+#: The number of rewards the joint-DP tree holds when the caller does not know its budget.
+QFF_DEFAULT_HORIZON = 1024
+
+
+#: Quadrature nodes per dimension and lengthscale (on the unit cube) of the qff algorithms.
+QFF_M_BAR = 10
+QFF_LENGTHSCALE = 0.3
 
 #: The surrogate's noise variance for exact (non-private) scores, in reward units.
 NON_PRIVATE_LAM = 0.01
@@ -57,6 +89,80 @@ def check_algorithm(algorithm: str) -> str:
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}.")
     return algorithm
+
+
+def privacy_model(algorithm: str, epsilon: float | None) -> str | None:
+    """The privacy model (DESIGN.md §1) ``algorithm`` runs under with ``epsilon``.
+
+    Returns
+    -------
+    {None, "ldp", "jdp", "local-jdp"}
+        ``None`` without ``epsilon``; ``"jdp"`` ((alpha, beta)-joint DP, ``"qff-jdp"``: a
+        trusted privatizer holds the raw scores and only the statistics it releases reach
+        the learner); ``"local-jdp"`` ((alpha, beta)-local joint DP, ``"qff-ldp"``: each
+        score is released with Gaussian noise where it is computed); ``"ldp"`` (epsilon-LDP
+        on scores through the Laplace curator: every other algorithm).
+    """
+    check_algorithm(algorithm)
+    if algorithm in QFF_PRIVACY:
+        if epsilon is None:
+            raise ValueError(
+                f"algorithm={algorithm!r} is private by construction: set epsilon (the alpha "
+                "of Dubey's (alpha, beta)-joint DP) and value_range (the score's range)."
+            )
+        return QFF_PRIVACY[algorithm]
+    return None if epsilon is None else "ldp"
+
+
+def make_curator(
+    algorithm: str,
+    epsilon: float | None,
+    value_range: tuple[float, float] | None,
+    *,
+    optimizer_kwargs: dict[str, Any] | None = None,
+    seed: int | np.random.Generator | None = None,
+    ledger: PrivacyLedger | None = None,
+) -> LaplaceCurator | GaussianCurator | None:
+    """The curator that releases each score of ``algorithm`` in the data owner's process.
+
+    - ``"ldp"``: :class:`~privtune.privacy.LaplaceCurator`, Laplace of scale
+      ``(hi - lo) / epsilon``;
+    - ``"local-jdp"``: :class:`~privtune.privacy.GaussianCurator` with Lemma 5's
+      ``sigma_u`` for rewards in ``[0, 1]`` (``reward_bound = 1``), ``alpha = epsilon`` and
+      ``beta`` from ``optimizer_kwargs`` (default :data:`QFF_DEFAULT_BETA`): the client's part
+      of Alg. 3, the optimizer adds the rest (``client_noise=True``);
+    - ``"jdp"`` and no privacy: ``None`` (raw scores go to the privatizer, or nowhere private).
+
+    Parameters
+    ----------
+    algorithm : str
+    epsilon : float or None
+    value_range : tuple of float or None
+        Required with privacy.
+    optimizer_kwargs : dict, optional
+        Read for ``beta`` (the qff algorithms).
+    seed : int, numpy.random.Generator or None
+        The curator's noise seed.
+    ledger : PrivacyLedger, optional
+        Where the curator records its releases.
+
+    Returns
+    -------
+    LaplaceCurator, GaussianCurator or None
+    """
+    model = privacy_model(algorithm, epsilon)
+    if model in (None, "jdp"):
+        return None
+    if value_range is None:
+        raise ValueError(f"value_range is required with epsilon for algorithm={algorithm!r}.")
+    assert epsilon is not None
+    if model == "ldp":
+        return LaplaceCurator(epsilon, value_range, seed=seed, ledger=ledger)
+    alpha, beta = check_alpha_beta(epsilon, (optimizer_kwargs or {}).get("beta", QFF_DEFAULT_BETA))
+    _, sigma_u = local_jdp_noise_std(alpha, beta, 1, reward_bound=1.0)
+    return GaussianCurator(
+        sigma_u, value_range, epsilon=alpha, delta=beta, seed=seed, ledger=ledger
+    )
 
 
 def default_lengthscale(dim: int) -> float:
@@ -78,13 +184,26 @@ def make_optimizer(
     snap: Callable[[np.ndarray], np.ndarray] | None = None,
     optimizer_kwargs: dict[str, Any] | None = None,
     budget: int | None = None,
+    noise_seed: int | None = None,
 ) -> BaseOptimizer:
     """The optimizer of ``algorithm`` with the tuning defaults.
 
     ``"go-ucb"`` (:class:`~privtune.optimizers.GOUCB`) has no kernel: it gets ``epsilon``,
     ``seed``, ``snap`` and, when the number of evaluations is known, ``horizon = budget``;
-    its other defaults are its own (the GO-UCB section of the optimizers guide). The GP
-    algorithms get the following.
+    its other defaults are its own (the GO-UCB section of the optimizers guide).
+
+    ``"qff-jdp"`` and ``"qff-ldp"`` (:class:`~privtune.optimizers.QFFGPUCB`, Dubey 2021) need
+    ``epsilon`` (their ``alpha``); ``beta`` defaults to 0.1 (Sec. 6). Rewards are expected in
+    ``[0, 1]`` (``RewardScale.from_range(..., unit=True)``), where the paper's sensitivities
+    with ``reward_bound = 1`` bound the change of any reward. Quadrature features with
+    ``m_bar = 10`` nodes at lengthscale 0.3 (a measured kernel error of 3e-3 per coordinate),
+    the full product kernel up to two dimensions (200 features) and the additive kernel above
+    (``20 dim`` features, Sec. 6's choice for high dimensions), ``lam = 1``, the calibrated
+    ``beta_scale``, and ``horizon = budget`` (default 1024): the joint-DP tree refuses more
+    rewards than that. ``noise_seed`` is the privacy noise's seed, which a caller that
+    rebuilds the optimizer must keep (see :class:`~privtune.optimizers.QFFGPUCB`).
+
+    The GP algorithms get the following.
 
     Rewards are expected in ``[-1, 1]`` (see :class:`RewardScale`), so ``B + R = 1``
     (``B = R = 0.5``): the curator's Laplace scale ``(hi - lo) / epsilon`` is then the papers'
@@ -130,13 +249,33 @@ def make_optimizer(
         Overrides of any constructor argument (``kernel``, ``lam``, ``beta_scale``, ``k``, ...).
     budget : int, optional
         The number of evaluations the run will make, when the caller knows it (a search's
-        ``n_iter``): GO-UCB's ``horizon``.
+        ``n_iter``): GO-UCB's and the qff algorithms' ``horizon``.
+    noise_seed : int, optional
+        The seed of the qff algorithms' privacy noise (ignored by the others).
 
     Returns
     -------
     BaseOptimizer
     """
     cls = ALGORITHMS[check_algorithm(algorithm)]
+    if cls is QFFGPUCB:
+        model = privacy_model(algorithm, epsilon)
+        qff: dict[str, Any] = {
+            "privacy": model,
+            "alpha": epsilon,
+            "beta": QFF_DEFAULT_BETA,
+            "additive": dim > 2,
+            "m": QFF_M_BAR,
+            "lengthscale": QFF_LENGTHSCALE,
+            "reward_bound": 1.0,
+            "client_noise": model == "local-jdp",
+            "horizon": QFF_DEFAULT_HORIZON if budget is None else int(budget),
+            "seed": seed,
+            "noise_seed": noise_seed,
+            "snap": snap,
+        }
+        qff.update(optimizer_kwargs or {})
+        return QFFGPUCB(dim, **qff)
     if cls is GOUCB:
         go_kwargs: dict[str, Any] = {"epsilon": epsilon, "seed": seed, "snap": snap}
         if budget is not None:
@@ -163,24 +302,41 @@ class RewardScale:
 
     Scores in ``[lo, hi]`` map to ``[-1, 1]``; ``sign`` is ``+1`` to maximise the score and
     ``-1`` to minimise it (the optimizers maximise). Privatized scores may lie outside
-    ``[lo, hi]`` (the noise is unbounded) and map outside ``[-1, 1]``, as they should.
+    ``[lo, hi]`` (the noise is unbounded) and map outside ``[-1, 1]``, as they should. With
+    ``unit=True`` the rewards are ``(r + 1) / 2``, in ``[0, 1]``; with ``clip=True`` they are
+    clipped to their interval (raw scores whose sensitivity a privatizer bounds).
 
     Parameters
     ----------
     lo, hi : float
         The score range; ``lo == hi`` maps every score to 0.
     sign : {1.0, -1.0}
+    unit : bool, default=False
+    clip : bool, default=False
     """
 
     lo: float
     hi: float
     sign: float = 1.0
+    unit: bool = False
+    clip: bool = False
 
     @classmethod
-    def from_range(cls, value_range, *, maximize: bool = True) -> RewardScale:
+    def from_range(
+        cls, value_range, *, maximize: bool = True, unit: bool = False, clip: bool = False
+    ) -> RewardScale:
         """The scale of a declared ``value_range`` (fixed, so a replayed model stays valid)."""
         lo, hi = _check_value_range(value_range)
-        return cls(lo, hi, 1.0 if maximize else -1.0)
+        return cls(lo, hi, 1.0 if maximize else -1.0, bool(unit), bool(clip))
+
+    @classmethod
+    def for_algorithm(cls, algorithm: str, epsilon, value_range, *, maximize: bool) -> RewardScale:
+        """The fixed scale of ``value_range`` for ``algorithm``: rewards in ``[0, 1]`` for the
+        qff algorithms, clipped there for joint DP (its privatizer sees raw scores)."""
+        model = privacy_model(algorithm, epsilon)
+        return cls.from_range(
+            value_range, maximize=maximize, unit=algorithm in QFF_PRIVACY, clip=model == "jdp"
+        )
 
     @classmethod
     def from_values(cls, values, *, maximize: bool = True) -> RewardScale:
@@ -193,6 +349,8 @@ class RewardScale:
     def to_score(self, rewards) -> np.ndarray:
         """Scores of ``rewards``, the inverse map (``lo`` for every reward when ``lo == hi``)."""
         r = np.asarray(rewards, dtype=float)
+        if self.unit:
+            r = 2.0 * r - 1.0
         return (self.sign * r * (self.hi - self.lo) + self.lo + self.hi) / 2.0
 
     def __call__(self, values) -> np.ndarray:
@@ -203,7 +361,12 @@ class RewardScale:
         width = self.hi - self.lo
         if width <= 0:
             return np.zeros_like(v)
-        return self.sign * (2.0 * v - self.lo - self.hi) / width
+        r = self.sign * (2.0 * v - self.lo - self.hi) / width
+        if self.unit:
+            r = (r + 1.0) / 2.0
+        if self.clip:
+            r = np.clip(r, 0.0 if self.unit else -1.0, 1.0)
+        return r
 
 
 class Replay:
@@ -320,3 +483,36 @@ def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any
     if ledger.n_reports:
         out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
     return out
+
+
+def joint_dp_summary(alpha: float, beta: float, n_reports: int) -> dict[str, Any]:
+    """The privacy report of ``"qff-jdp"`` after ``n_reports`` scores.
+
+    Joint DP (Dubey 2021, Lemma 2 and Theorem 3) protects each score: whatever one score is,
+    everything released (the statistics, so the proposals and the recommendation) changes in
+    distribution by at most ``(alpha, beta)``, over the whole run of up to ``horizon`` scores;
+    there is no per-score composition. In tuning every score is computed from the same data
+    set, so a change of the data that moves all ``k`` scores is covered only through group
+    privacy: ``k alpha``, with a delta that grows as ``k e^{(k - 1) alpha} beta``. The
+    summary states the per-score guarantee and ``composed_epsilon_basic = k alpha``.
+
+    Parameters
+    ----------
+    alpha, beta : float
+        The joint-DP parameters.
+    n_reports : int
+        The number of scores the privatizer has taken.
+
+    Returns
+    -------
+    dict
+        ``privacy_model`` (``"jdp"``), ``n_reports``, ``epsilon_per_report``,
+        ``delta_per_report`` and ``composed_epsilon_basic``.
+    """
+    return {
+        "privacy_model": "jdp",
+        "n_reports": int(n_reports),
+        "epsilon_per_report": float(alpha),
+        "delta_per_report": float(beta),
+        "composed_epsilon_basic": float(alpha) * int(n_reports),
+    }

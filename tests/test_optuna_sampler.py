@@ -44,8 +44,16 @@ def quadratic(trial) -> float:
     return 1.0 - (x - 0.3) ** 2 - (y - 0.7) ** 2
 
 
+#: Algorithms whose objective may return raw scores (all but qff-ldp, which needs privatize).
+UNWRAPPED = sorted(set(ALGORITHMS) - {"qff-ldp"})
+
+
 def make_sampler(algorithm: str, **kwargs) -> PrivateGPUCBSampler:
-    """The sampler of ``algorithm``; GO-UCB's Phase I lasts ``n_startup_trials`` trials."""
+    """The sampler of ``algorithm``; GO-UCB's Phase I lasts ``n_startup_trials`` trials; the
+    qff algorithms, private by construction, get ``epsilon=1`` and the range ``(0, 1)``."""
+    if algorithm.startswith("qff"):
+        kwargs.setdefault("epsilon", 1.0)
+        kwargs.setdefault("value_range", (0.0, 1.0))
     if algorithm == "go-ucb":
         n_explore = max(kwargs.pop("n_startup_trials", 3), 2)
         return GOUCBSampler(n_explore=n_explore, horizon=16, **kwargs)
@@ -131,7 +139,7 @@ def _storages(tmp_path):
     yield "journal", JournalStorage(JournalFileBackend(str(jpath))), jpath
 
 
-@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb"])
+@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb", "qff-ldp"])
 def test_no_raw_score_in_storage_logs_or_warnings(tmp_path, caplog, capsys, algorithm):
     n = 14
     optuna.logging.set_verbosity(optuna.logging.INFO)
@@ -310,11 +318,13 @@ def test_privatize_without_epsilon_returns_the_objective():
 
 
 # -- directions, NaN, dynamic spaces ---------------------------------------------------------------
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@pytest.mark.parametrize("algorithm", UNWRAPPED)
 def test_minimizing_the_negation_proposes_the_same_points(algorithm):
     def run(direction, sign, value_range):
-        sampler = make_sampler(algorithm, seed=1, n_startup_trials=3, value_range=value_range)
-        study = optuna.create_study(direction=direction, sampler=sampler)
+        sampler = make_sampler(
+            algorithm, seed=1, n_startup_trials=3, value_range=value_range, noise_seed=0
+        )
+        study = optuna.create_study(direction=direction, sampler=sampler, study_name="s")
         study.optimize(lambda t: sign * quadratic(t), n_trials=8)
         return [t.params for t in study.trials]
 
@@ -363,7 +373,7 @@ def test_dynamic_parameter_warns_once(caplog):
 
 
 # -- statelessness, pending trials, reproducibility ----------------------------------------
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@pytest.mark.parametrize("algorithm", UNWRAPPED)
 def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
     storage = optuna.storages.InMemoryStorage()
     # A fixed value_range fixes the reward scale (the observed range would move with new
@@ -463,7 +473,7 @@ def test_recommend_beats_best_trial_under_heavy_noise():
     assert np.mean(rec) > np.mean(best)
 
 
-@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb"])
+@pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb", "qff-jdp", "qff-ldp"])
 def test_a_private_sampler_pickles_and_proposes_as_before(algorithm):
     sampler = private_sampler(algorithm=algorithm, n_startup_trials=3, noise_seed=1)
     study = optuna.create_study(sampler=sampler, direction="maximize", study_name="p")
@@ -523,3 +533,109 @@ def test_reseed_rng_draws_new_proposals():
 
     assert first_proposals(False) == first_proposals(False)
     assert first_proposals(True) != first_proposals(False)
+
+
+# -- Dubey (2021): GP-UCB on quadrature Fourier features, joint and local joint DP ----------------
+def _qff_model(sampler, study):
+    return sampler._replays[(study._study_id, study.study_name)]._optimizer
+
+
+def test_qff_algorithms_need_epsilon():
+    for algorithm in ("qff-jdp", "qff-ldp"):
+        with pytest.raises(ValueError, match="epsilon"):
+            PrivateGPUCBSampler(algorithm)
+
+
+def test_qff_jdp_stores_raw_scores_and_learns_from_released_statistics_only():
+    # Joint DP's trust model: the storage and the sampler are the trusted privatizer (raw
+    # values), the model that proposes holds only the tree mechanism's noisy sums.
+    sampler = make_sampler("qff-jdp", seed=0, n_startup_trials=3)
+    assert sampler.privatize(objective) is objective
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(objective, n_trials=8)
+    assert [t.value for t in study.trials] == [raw_score(i) for i in range(8)]
+    opt = _qff_model(sampler, study)
+    assert opt.privacy == "jdp" and opt.t == 7  # the model of the last proposal
+    u_r = opt.private_parameters()[1]
+    F = opt.phi(opt.X)
+    rewards = np.array([raw_score(i) for i in range(7)])  # in [0, 1] = value_range
+    assert np.abs(u_r - F.T @ rewards).max() > 1e-3  # noise was added ...
+    report = sampler.privacy_report(study)
+    assert report["privacy_model"] == "jdp" and report["n_reports"] == 8
+    assert report["epsilon_per_report"] == 1.0 and report["delta_per_report"] == 0.1
+
+
+def test_qff_noise_seed_is_kept_by_every_worker_that_rebuilds():
+    # Workers that rebuild the model must add the same noise to the same scores: the seed is
+    # drawn once and kept in the study, so a fresh sampler releases the same statistics.
+    storage = optuna.storages.InMemoryStorage()
+    sampler = make_sampler("qff-jdp", seed=0, n_startup_trials=3)
+    study = optuna.create_study(storage=storage, sampler=sampler, study_name="q")
+    study.optimize(quadratic, n_trials=6)
+    seed = storage.get_study_system_attrs(study._study_id)[privtune.optuna.ATTR_NOISE_SEED]
+    first = _qff_model(sampler, study)
+    assert first.noise_seed == seed
+    other = make_sampler("qff-jdp", seed=5, n_startup_trials=3)
+    other_study = optuna.load_study(study_name="q", storage=storage, sampler=other)
+    other_study.optimize(quadratic, n_trials=1)  # rebuilds from the six trials, then a 7th
+    rebuilt = _qff_model(other, other_study)
+    assert rebuilt.noise_seed == seed
+    # A model rebuilt from the first five scores releases what the first worker's did.
+    assert first.t == 5
+    again = make_sampler("qff-jdp", seed=5)
+    again._optimizer(
+        study,
+        privtune.space.SearchSpace(study.trials[0].distributions),
+        study.trials[0].distributions,
+        study.trials[:5],
+    )
+    np.testing.assert_allclose(
+        _qff_model(again, study).private_parameters()[1], first.private_parameters()[1]
+    )
+
+
+def test_a_changed_noise_seed_fails_closed():
+    sampler = make_sampler("qff-jdp", seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(quadratic, n_trials=4)
+    study._storage.set_study_system_attr(study._study_id, privtune.optuna.ATTR_NOISE_SEED, 12345)
+    with pytest.raises(PrivacyError, match="noise seed"):
+        study.optimize(quadratic, n_trials=1)
+
+
+def test_qff_ldp_releases_clip_plus_gaussian_and_reports_gaussian_composition():
+    sampler = make_sampler("qff-ldp", seed=0, n_startup_trials=40, noise_seed=3)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(sampler.privatize(lambda t: quadratic(t) * 0 + 0.5), n_trials=40)
+    curator = sampler._curator
+    # sigma_u of Lemma 5 for rewards in [0, 1] at alpha = 1, beta = 0.1, times hi - lo = 1.
+    assert curator.scale == pytest.approx(math.sqrt(8 * math.log(5 / 0.1)))
+    noise = np.array([t.value for t in study.trials]) - 0.5
+    # 40 draws: the sample standard deviation is within 35% of the scale (over 3 standard
+    # errors, scale / sqrt(80) each, at this fixed noise seed).
+    assert abs(noise.std() - curator.scale) < 0.35 * curator.scale
+    assert all(t.user_attrs["privtune:delta"] == 0.1 for t in study.trials)
+    report = sampler.privacy_report(study)
+    assert report["n_reports"] == 40 and report["delta_per_report"] == 0.1
+    assert report["composed_delta_basic"] == pytest.approx(4.0)
+    assert report["composed_epsilon_pld"] < report["composed_epsilon_basic"]
+    opt = _qff_model(sampler, study)
+    assert opt.privacy == "local-jdp" and opt.client_noise
+
+
+def test_qff_ldp_refuses_a_laplace_release():
+    # A trial released by a Laplace curator at the same epsilon is not a qff-ldp release.
+    lap = private_sampler(algorithm="random")
+    study = optuna.create_study(sampler=lap)
+    study.optimize(lap.privatize(quadratic), n_trials=2)
+    study.sampler = make_sampler("qff-ldp", seed=0)
+    with pytest.raises(PrivacyError, match="curator"):
+        study.optimize(study.sampler.privatize(quadratic), n_trials=1)
+
+
+def test_the_jdp_horizon_is_named_when_a_study_outgrows_it():
+    sampler = make_sampler("qff-jdp", seed=0, n_startup_trials=2, optimizer_kwargs={"horizon": 4})
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(quadratic, n_trials=4)
+    with pytest.raises(ValueError, match="horizon"):
+        study.optimize(quadratic, n_trials=2)

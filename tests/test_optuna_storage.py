@@ -101,13 +101,19 @@ def _check_study(storage, name: str, algorithm: str = "moma") -> None:
     sampler.recommend(study)
 
 
-@pytest.mark.parametrize("algorithm", ["moma", "go-ucb"])
+@pytest.mark.parametrize("algorithm", ["moma", "go-ucb", "qff-jdp"])
 def test_two_processes_share_a_journal_file(tmp_path, algorithm):
     path = str(tmp_path / "journal.log")
     storage = JournalStorage(JournalFileBackend(path))
     optuna.create_study(study_name="shared", storage=storage, direction="maximize")
     _run_two_workers("journal", path, "shared", algorithm)
     _check_study(JournalStorage(JournalFileBackend(path)), "shared", algorithm)
+    if algorithm == "qff-jdp":
+        # Both workers rebuilt the joint-DP model under the one noise seed of the study (a
+        # worker that found another seed after learning from scores would have failed).
+        study = optuna.load_study(study_name="shared", storage=storage)
+        attrs = storage.get_study_system_attrs(study._study_id)
+        assert isinstance(attrs["privtune:qff_noise_seed"], int)
 
 
 def test_two_processes_share_a_postgresql_server():

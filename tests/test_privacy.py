@@ -5,7 +5,7 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from privtune.privacy import LaplaceCurator, PrivacyLedger
+from privtune.privacy import GaussianCurator, LaplaceCurator, PrivacyLedger
 
 
 def test_noise_scale_is_range_over_epsilon():
@@ -144,3 +144,67 @@ def test_ledger_composes_per_owner():
         ledger.composed_epsilon("advanced", delta=0.0)
     with pytest.raises(ValueError, match="method"):
         ledger.composed_epsilon("fancy")
+
+
+# -- the Gaussian curator (the client's release of local joint DP) ---------------------------------
+def test_gaussian_noise_has_the_declared_standard_deviation():
+    c = GaussianCurator(1.5, (0.0, 2.0), epsilon=1.0, delta=0.1, seed=0)
+    assert c.scale == pytest.approx(3.0)  # noise_multiplier * (hi - lo)
+    noise = c.privatize(np.full(100_000, 1.0)) - 1.0
+    # The sample standard deviation's standard error is about scale / sqrt(2 n): 5 of them.
+    assert abs(noise.std() - c.scale) < 5 * c.scale / math.sqrt(2 * noise.size)
+    assert abs(noise.mean()) < 5 * c.scale / math.sqrt(noise.size)
+    assert c.ledger.n_reports == 100_000
+
+
+def test_gaussian_curator_clips_before_the_noise_and_warns_once():
+    c = GaussianCurator(1e-9, (0.0, 1.0), epsilon=1.0, delta=0.1, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert c.privatize(7.25) == pytest.approx(1.0, abs=1e-8)
+        assert c.privatize(-3.5) == pytest.approx(0.0, abs=1e-8)
+    assert len(caught) == 1 and "7.25" not in str(caught[0].message)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"noise_multiplier": 0.0}, "noise_multiplier"),
+        ({"delta": 1.0}, "delta"),
+        ({"epsilon": -1.0}, "epsilon"),
+    ],
+)
+def test_gaussian_curator_names_its_bad_arguments(kwargs, match):
+    args = {"noise_multiplier": 1.0, "value_range": (0, 1), "epsilon": 1.0, "delta": 0.1, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        GaussianCurator(**args)
+
+
+def test_gaussian_reports_compose_through_dp_accounting():
+    ledger = PrivacyLedger()
+    c = GaussianCurator(2.0, (0.0, 1.0), epsilon=1.0, delta=0.05, ledger=ledger, seed=0)
+    c.privatize(np.full(30, 0.5))
+    acc = dp_accounting.pld.PLDAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    )
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), 30))
+    assert ledger.composed_epsilon("pld", 1e-6) == pytest.approx(acc.get_epsilon(1e-6))
+    summary = ledger.summary(1e-6)
+    assert summary["epsilon_per_report"] == 1.0 and summary["delta_per_report"] == 0.05
+    assert summary["composed_epsilon_basic"] == pytest.approx(30.0)
+    assert summary["composed_delta_basic"] == pytest.approx(1.5)
+    assert "composed_epsilon_advanced" not in summary  # pure-DP reports only
+    with pytest.raises(ValueError, match="pld"):
+        ledger.composed_epsilon("advanced", 1e-6)
+
+
+def test_mixed_laplace_and_gaussian_reports_compose_as_one_accountant():
+    ledger = PrivacyLedger()
+    ledger.record_laplace(1.0, count=3)
+    ledger.record_gaussian(2.0, 1.0, 0.1, count=2)
+    acc = dp_accounting.pld.PLDAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    )
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), 2))
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 3))
+    assert ledger.composed_epsilon("pld", 1e-5) == pytest.approx(acc.get_epsilon(1e-5))

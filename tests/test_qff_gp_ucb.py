@@ -166,3 +166,45 @@ def test_the_continuous_search_never_reads_the_raw_rewards(privacy):
     opt._y = list(np.random.default_rng(9).permutation(y) + 5.0)
     opt.reseed(7)
     np.testing.assert_array_equal(opt.ask(), x1)
+
+
+def test_client_noised_rewards_give_the_statistics_of_algorithm_3():
+    # Alg. 3's client sends y Phi(x) + n, n ~ N(0, sigma_u^2 I). With client_noise=True the
+    # client adds N(0, sigma_u^2) to y and the optimizer adds n's part orthogonal to Phi(x):
+    # u_tilde - y Phi(x) must again be N(0, sigma_u^2 I). 3000 independent rounds; the variance
+    # estimates have a standard error of sigma^2 sqrt(2 / 3000) = 0.026 sigma^2 and the
+    # covariances 0.018 sigma^2, so the tolerances below are about 4 and 5 standard errors.
+    x, y, K = np.array([0.3]), 0.7, 3000
+    client = np.random.default_rng(0)
+    diffs = []
+    for k in range(K):
+        opt = QFFGPUCB(
+            1, m=3, privacy="local-jdp", client_noise=True, reward_bound=1.0, noise_seed=k, seed=0
+        )
+        opt.tell(x, y + client.normal(0.0, opt.client_reward_noise_std))
+        diffs.append(opt.private_parameters()[1] - y * opt.phi(x[None, :])[0])
+    sigma2 = opt.client_reward_noise_std**2
+    cov = np.cov(np.array(diffs).T) / sigma2
+    np.testing.assert_allclose(np.diag(cov), 1.0, atol=0.1)
+    assert np.abs(cov - np.diag(np.diag(cov))).max() < 0.1
+
+
+def test_the_privatizer_clips_rewards_to_the_bound():
+    released = []
+    for y in (1.0, 5.0):  # a reward beyond reward_bound counts as the bound
+        opt = QFFGPUCB(1, m=3, privacy="jdp", reward_bound=1.0, horizon=8, noise_seed=2, seed=0)
+        opt.tell(np.array([0.4]), y)
+        released.append(opt.private_parameters())
+    np.testing.assert_allclose(released[0][1], released[1][1])
+
+
+def test_client_noise_is_for_local_jdp_only():
+    with pytest.raises(ValueError, match="client_noise"):
+        QFFGPUCB(1, privacy="jdp", client_noise=True)
+
+
+def test_poor_quadrature_warns_with_the_measured_error():
+    with pytest.warns(RuntimeWarning, match="more nodes"):
+        QFFGPUCB(3, m=4, lengthscale=0.2, additive=True)
+    # Ten nodes at lengthscale 0.3 err by 3e-3 per coordinate: no warning.
+    assert QFFGPUCB(3, m=10, lengthscale=0.3, additive=True).phi.coordinate_error() < 5e-3

@@ -157,7 +157,7 @@ def _raw_strings(values) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("algorithm", ["gp-ucb", "go-ucb"])
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "go-ucb", "qff-ldp"])
 def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorithm):
     told: list[float] = []
     make = privtune.sklearn.make_optimizer
@@ -200,8 +200,10 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorit
     assert np.all(np.abs(released - raw_means) > 1e-6)
     np.testing.assert_array_equal(res["epsilon_test_score"], np.full(8, 1.0))
     assert s.best_score_ == released[s.best_index_]
-    # The optimizer was told the released values (as rewards 2 y - 1), nothing else.
-    assert told and set(np.round(told, 12)) <= set(np.round(2 * released - 1, 12))
+    # The optimizer was told the released values (as rewards 2 y - 1, or y in [0, 1] for the
+    # qff algorithms), nothing else.
+    rewards = released if algorithm == "qff-ldp" else 2 * released - 1
+    assert told and set(np.round(told, 12)) <= set(np.round(rewards, 12))
     # Nothing printed or warned holds a raw score, per fold or averaged.
     text = out.getvalue() + err.getvalue() + " ".join(str(w.message) for w in caught)
     text += repr({k: v for k, v in res.items() if k != "params"})
@@ -300,6 +302,21 @@ def test_bad_input_gets_clear_errors():
         search(epsilon=1.0, return_train_score=True).fit(X, Y)
     with pytest.raises(ValueError, match="refit must name the metric"):
         search(scoring=["accuracy", "f1"], refit=False).fit(X, Y)
+    # Joint DP keeps raw scores with a trusted privatizer; a search publishes them: refused.
+    with pytest.raises(ValueError, match="qff-ldp"):
+        search(algorithm="qff-jdp", epsilon=1.0).fit(X, Y)
+    with pytest.raises(ValueError, match="set epsilon"):
+        search(algorithm="qff-ldp").fit(X, Y)
+
+
+def test_qff_ldp_search_releases_gaussian_scores_and_composes_them():
+    s = search(algorithm="qff-ldp", epsilon=2.0, n_iter=6, n_initial_points=2, noise_random_state=0)
+    s.fit(X, Y)
+    report = s.privacy_report_
+    assert report["n_reports"] == 6 and report["delta_per_report"] == 0.1
+    assert report["composed_epsilon_pld"] < report["composed_epsilon_basic"] == 12.0
+    assert "composed_epsilon_advanced" not in report
+    assert s.best_params_ in s.cv_results_["params"]
 
 
 @pytest.mark.parametrize("epsilon", [None, 1.0])

@@ -17,7 +17,10 @@ Privacy models (DESIGN.md §1):
 - ``privacy="local-jdp"`` ((alpha, beta)-local joint DP, Alg. 3): every CLIENT adds its own
   symmetric Gaussian ``N_t`` and Gaussian ``n_t`` (Lemma 5) before sending its update; the sum
   is shifted by ``2 sigma_X Lambda I``, ``Lambda = sqrt(T) (4 sqrt(m) + 2 ln(2T/zeta))``
-  (Lemma 6).
+  (Lemma 6). With ``client_noise=True`` the told rewards are the clients' scalar releases
+  ``y + N(0, sigma_u^2)`` (:class:`~privtune.privacy.GaussianCurator`: the projection of the
+  client's ``n_t`` on ``Phi(x_t)``, ``||Phi|| = 1``); the optimizer adds the part of ``n_t``
+  orthogonal to ``Phi(x_t)`` and ``N_t``, so the released sums have Alg. 3's distribution.
 
 Notation
 --------
@@ -29,6 +32,7 @@ V        : (m, m) Sigma_r + lam I
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -96,7 +100,15 @@ class QFFGPUCB(BaseOptimizer):
         Sub-Gaussian parameter of the reward noise (Bernoulli rewards: at most 1/2).
     reward_bound : float, optional
         ``|y| <= reward_bound`` for every reward (the paper's Bernoulli rewards: 1), which
-        replaces the sub-Gaussian tail bound in the sensitivities.
+        replaces the sub-Gaussian tail bound in the sensitivities. The privatizer (``"jdp"``)
+        and the clients (``"local-jdp"`` without ``client_noise``) clip every told reward to
+        ``[-reward_bound, reward_bound]``, so the bound holds whatever is told. The noise
+        follows the paper's sensitivities, which take ``reward_bound`` as the largest change
+        of one reward: a caller who needs that for any two rewards keeps them in
+        ``[0, reward_bound]`` (privtune's adapters map scores to ``[0, 1]``).
+    client_noise : bool, default=False
+        ``"local-jdp"`` only: the told rewards already carry the clients' Gaussian noise
+        ``N(0, sigma_u^2)`` of Lemma 5 (see the module docstring); they are not clipped.
     zeta : float, default=0.05
         Failure probability of the spectral bounds (Lemmas 3 and 6) and of ``beta_t``.
     beta_scale : float, optional
@@ -117,6 +129,8 @@ class QFFGPUCB(BaseOptimizer):
     """
 
     default_beta_scale = 0.03
+    #: The measured one-coordinate kernel error above which the constructor warns.
+    max_coordinate_error = 0.05
     #: How many of the latest played points the continuous search ranks for its anchors.
     n_anchor_pool = 256
 
@@ -136,6 +150,7 @@ class QFFGPUCB(BaseOptimizer):
         B: float = 1.0,
         rho: float = 0.5,
         reward_bound: float | None = None,
+        client_noise: bool = False,
         zeta: float = 0.05,
         beta_scale: float | None = None,
         seed: int | None = None,
@@ -169,6 +184,11 @@ class QFFGPUCB(BaseOptimizer):
         self.reward_bound = (
             None if reward_bound is None else _check_positive("reward_bound", reward_bound)
         )
+        self.client_noise = bool(client_noise)
+        if self.client_noise and privacy != "local-jdp":
+            raise ValueError(
+                f"client_noise=True is for privacy='local-jdp' only, got privacy={privacy!r}."
+            )
         self.zeta = float(zeta)
         if not 0.0 < self.zeta < 1.0:
             raise ValueError(f"zeta must be in the open interval (0, 1), got {zeta!r}.")
@@ -176,6 +196,16 @@ class QFFGPUCB(BaseOptimizer):
             m_bar = (8 if self.dim <= 2 else 4) if m is None else m
             self.phi = QuadratureFourierFeatures(self.dim, m_bar, lengthscale, additive=additive)
             self.approx_error = self.phi.error_bound()
+            measured = self.phi.coordinate_error()
+            if measured > self.max_coordinate_error:
+                warnings.warn(
+                    f"Quadrature features with m={m_bar} nodes per dimension approximate the "
+                    f"SE kernel of lengthscale {float(np.min(lengthscale)):g} with an error of "
+                    f"{measured:.2g} (of a kernel whose largest value is 1): the model is not "
+                    "the GP it stands for. Use more nodes (m) or a longer lengthscale.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         else:
             n_freq = 128 if m is None else m
             self.phi = RandomFourierFeatures(
@@ -242,8 +272,19 @@ class QFFGPUCB(BaseOptimizer):
             )
         super().tell(x, y)
 
+    @property
+    def client_reward_noise_std(self) -> float:
+        """``sigma_u`` of Lemma 5: the standard deviation a client adds to its reward when
+        ``client_noise=True`` (``Phi`` has unit-norm rows, so the projection of ``n_t`` on
+        ``Phi(x)`` has the same standard deviation)."""
+        if self.privacy != "local-jdp":
+            raise AttributeError("client_reward_noise_std is defined for privacy='local-jdp'.")
+        return float(self.noise_std[1])
+
     def _observe(self, x: np.ndarray, y: float) -> None:
         f = self.phi(x[None, :])[0]
+        if self.privacy is not None and self.reward_bound is not None and not self.client_noise:
+            y = min(max(y, -self.reward_bound), self.reward_bound)
         if self.privacy == "jdp":
             z = np.append(f, y)
             self._tree.add(np.outer(z, z))
@@ -251,7 +292,10 @@ class QFFGPUCB(BaseOptimizer):
             sx, su = self.noise_std
             rng = np.random.default_rng([self.noise_seed, self.t])  # this client's noise
             self._Sigma_sum += np.outer(f, f) + symmetric_gaussian(self.m, sx, rng)
-            self._u_sum += y * f + rng.normal(0.0, su, self.m)
+            n = rng.normal(0.0, su, self.m)
+            if self.client_noise:  # y carries <f, n'>: add n's part orthogonal to f
+                n -= (f @ n) / (f @ f) * f
+            self._u_sum += y * f + n
         else:
             self._Sigma_sum += np.outer(f, f)
             self._u_sum += y * f

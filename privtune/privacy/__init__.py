@@ -2,6 +2,8 @@
 
 - :class:`LaplaceCurator` — Curator 1, CTL(epsilon), of Zhou & Tan (2021): epsilon-LDP on each
   reported score (clip to the declared ``value_range``, add Laplace noise).
+- :class:`GaussianCurator` — the client's release of local joint DP (Dubey 2021, Alg. 3) when
+  the played point is public: clip to ``value_range``, add Gaussian noise.
 - :class:`PrivacyLedger` — a record of every release as a dp-accounting ``DpEvent``, answering
   the per-report epsilon and the composed epsilon over the reports of one data owner.
 - :class:`PrivacyError` — raised where privtune fails closed.
@@ -10,8 +12,8 @@
   the per-client noise of local joint DP (Alg. 3).
 """
 
-from .curator import LaplaceCurator, PrivacyError
+from .curator import GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 
-__all__ = ["LaplaceCurator", "PrivacyError", "PrivacyLedger", "TreeAggregation"]
+__all__ = ["GaussianCurator", "LaplaceCurator", "PrivacyError", "PrivacyLedger", "TreeAggregation"]

@@ -1,4 +1,6 @@
-"""Curator 1 of Zhou & Tan (2021): Convert-to-Laplace, CTL(epsilon).
+"""The curators: what a data owner's process releases in place of a raw score.
+
+:class:`LaplaceCurator` is Curator 1 of Zhou & Tan (2021), Convert-to-Laplace, CTL(epsilon).
 
 On receiving a score ``y``, the curator returns ``y_bar = clip(y, lo, hi) + L`` with
 ``L ~ Laplace(scale)`` and ``scale = (hi - lo) / epsilon``. In the paper's notation the rewards
@@ -10,6 +12,10 @@ Floating-point caveat: the noise is textbook inverse-CDF Laplace sampling in dou
 from numpy's generator. Mironov (2012) showed that such samplers leak through the low bits of
 the output; the guarantee holds for the idealised real-valued mechanism. Use a vetted DP
 sampling library where that attack is in scope.
+
+:class:`GaussianCurator` is the client's release of local joint DP (Dubey 2021, Alg. 3) when
+the played point is public, as in hyperparameter tuning: ``clip(y, lo, hi) + N(0, s^2)``; the
+same caveat holds for its Gaussian sampling.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import numpy as np
 
 from .ledger import PrivacyLedger, _check_epsilon
 
-__all__ = ["LaplaceCurator", "PrivacyError"]
+__all__ = ["GaussianCurator", "LaplaceCurator", "PrivacyError"]
 
 
 class PrivacyError(RuntimeError):
@@ -45,7 +51,83 @@ def _check_value_range(value_range) -> tuple[float, float]:
     return lo, hi
 
 
-class LaplaceCurator:
+class _Curator:
+    """What both curators share: the declared range, the clip, the noise's generator, the
+    ledger and the release ``clip(y, lo, hi) + noise``; a subclass gives ``_noise`` and
+    ``_record``."""
+
+    def __init__(
+        self,
+        value_range: tuple[float, float],
+        seed: int | np.random.Generator | None,
+        ledger: PrivacyLedger | None,
+    ) -> None:
+        self.value_range = _check_value_range(value_range)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.ledger = PrivacyLedger() if ledger is None else ledger
+        self._warned_clip = False
+        self._lock = threading.Lock()
+
+    @property
+    def sensitivity(self) -> float:
+        """Largest change of one report's input, ``hi - lo``."""
+        lo, hi = self.value_range
+        return hi - lo
+
+    def privatize(self, y, owner: str = "default", *, rng: np.random.Generator | None = None):
+        """Return the privatized score(s) ``clip(y, lo, hi) + noise`` (the class's mechanism).
+
+        Each element of ``y`` is one report and is recorded in the ledger.
+
+        Parameters
+        ----------
+        y : float or array_like
+            Raw score(s). Must be finite: a failed evaluation has no score to protect and
+            should be handled before the curator (Optuna marks the trial failed;
+            scikit-learn's ``error_score``).
+        owner : str, default="default"
+            The data owner the score is about (epsilons compose per owner).
+        rng : numpy.random.Generator, optional
+            Generator to draw this report's noise from instead of the curator's own (an adapter
+            that derives one generator per trial, for reproducible experiments).
+
+        Returns
+        -------
+        float or ndarray
+            Same shape as ``y``.
+        """
+        arr = np.asarray(y, dtype=float)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(
+                "privatize received a non-finite score (NaN or infinite). The curator only "
+                "releases finite scores: treat the evaluation as failed instead of reporting it."
+            )
+        lo, hi = self.value_range
+        clipped = np.clip(arr, lo, hi)
+        with self._lock:
+            if not self._warned_clip and np.any(clipped != arr):
+                self._warned_clip = True
+                warnings.warn(
+                    f"A score outside value_range=({lo}, {hi}) was clipped to the range before "
+                    "privatization (further clips are silent). Widen value_range if this is "
+                    "frequent: clipping biases the scores.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            noise = self._noise(self.rng if rng is None else rng, arr.shape)
+        if arr.size:
+            self._record(owner, arr.size)
+        out = clipped + noise
+        return float(out) if out.ndim == 0 else out
+
+    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _record(self, owner: str, count: int) -> None:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class LaplaceCurator(_Curator):
     """The Laplace curator CTL(epsilon): epsilon-LDP on every reported score.
 
     Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): each score is protected on its
@@ -91,67 +173,94 @@ class LaplaceCurator:
         seed: int | np.random.Generator | None = None,
         ledger: PrivacyLedger | None = None,
     ) -> None:
+        super().__init__(value_range, seed, ledger)
         self.epsilon = _check_epsilon(epsilon)
-        self.value_range = _check_value_range(value_range)
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        self.ledger = PrivacyLedger() if ledger is None else ledger
-        self._warned_clip = False
-        self._lock = threading.Lock()
 
     @property
     def scale(self) -> float:
         """Laplace scale ``(hi - lo) / epsilon``."""
-        lo, hi = self.value_range
-        return (hi - lo) / self.epsilon
+        return self.sensitivity / self.epsilon
+
+    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return rng.laplace(0.0, self.scale, size=shape)
+
+    def _record(self, owner: str, count: int) -> None:
+        self.ledger.record_laplace(self.epsilon, owner=owner, count=count)
+
+
+class GaussianCurator(_Curator):
+    """The Gaussian release of a score: ``clip(y, lo, hi) + N(0, (noise_multiplier (hi - lo))^2)``.
+
+    Privacy model (DESIGN.md §1, row "(alpha, beta)-local joint DP"): the client's part of
+    Algorithm 3 of Dubey (2021) when the played point ``x`` is public. The client of Alg. 3
+    sends ``y Phi(x) + n`` with ``n ~ N(0, sigma_u^2 I)``; with ``||Phi(x)|| = 1`` that message
+    is ``(y + <Phi(x), n>) Phi(x)`` plus a component orthogonal to ``Phi(x)`` that does not
+    depend on ``y``. So the client may release the scalar ``y + N(0, sigma_u^2)`` and leave the
+    orthogonal part (and the noise ``N`` of ``Phi Phi^T``, which protects only ``x``) to the
+    server: the server's statistics then have exactly Alg. 3's distribution, and everything it
+    computes is post-processing of the client's release. Only the client sees the raw score.
+
+    The guarantee recorded per report is the one the noise was calibrated for (``epsilon``,
+    ``delta``: Lemma 5's ``(alpha, beta)``); the ledger also records the mechanism itself
+    (a Gaussian of ``noise_multiplier``), so compositions are computed by dp-accounting.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The noise's standard deviation per unit of sensitivity; the released noise has standard
+        deviation ``noise_multiplier * (hi - lo)``.
+    value_range : tuple of float
+        The declared range ``(lo, hi)`` of a score; scores outside it are clipped (with one
+        warning, which never contains the score).
+    epsilon, delta : float
+        The per-report guarantee the noise was calibrated for (for the ledger's report).
+    seed : int, numpy.random.Generator or None, default=None
+        Seed of the noise generator, for reproducible experiments.
+    ledger : PrivacyLedger, optional
+        Where releases are recorded; a new ledger by default.
+
+    Examples
+    --------
+    >>> from privtune.privacy import GaussianCurator
+    >>> curator = GaussianCurator(2.0, (0.0, 1.0), epsilon=1.0, delta=0.1, seed=0)
+    >>> curator.scale
+    2.0
+    >>> y_tilde = curator.privatize(0.93)
+    >>> curator.ledger.n_reports
+    1
+    """
+
+    def __init__(
+        self,
+        noise_multiplier: float,
+        value_range: tuple[float, float],
+        *,
+        epsilon: float,
+        delta: float,
+        seed: int | np.random.Generator | None = None,
+        ledger: PrivacyLedger | None = None,
+    ) -> None:
+        z = float(noise_multiplier)
+        if not (math.isfinite(z) and z > 0.0):
+            raise ValueError(
+                f"noise_multiplier must be a finite float > 0, got {noise_multiplier!r}."
+            )
+        super().__init__(value_range, seed, ledger)
+        self.noise_multiplier = z
+        self.epsilon = _check_epsilon(epsilon)
+        self.delta = float(delta)
+        if not 0.0 < self.delta < 1.0:
+            raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
 
     @property
-    def sensitivity(self) -> float:
-        """Largest change of one report's input, ``hi - lo``."""
-        lo, hi = self.value_range
-        return hi - lo
+    def scale(self) -> float:
+        """The noise's standard deviation, ``noise_multiplier * (hi - lo)``."""
+        return self.noise_multiplier * self.sensitivity
 
-    def privatize(self, y, owner: str = "default", *, rng: np.random.Generator | None = None):
-        """Return the privatized score(s) ``clip(y, lo, hi) + Laplace(scale)``.
+    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return rng.normal(0.0, self.scale, size=shape)
 
-        Each element of ``y`` is one report and is recorded in the ledger.
-
-        Parameters
-        ----------
-        y : float or array_like
-            Raw score(s). Must be finite: a failed evaluation has no score to protect and
-            should be handled before the curator (Optuna marks the trial failed;
-            scikit-learn's ``error_score``).
-        owner : str, default="default"
-            The data owner the score is about (epsilons compose per owner).
-        rng : numpy.random.Generator, optional
-            Generator to draw this report's noise from instead of the curator's own (an adapter
-            that derives one generator per trial, for reproducible experiments).
-
-        Returns
-        -------
-        float or ndarray
-            Same shape as ``y``.
-        """
-        arr = np.asarray(y, dtype=float)
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(
-                "privatize received a non-finite score (NaN or infinite). The curator only "
-                "releases finite scores: treat the evaluation as failed instead of reporting it."
-            )
-        lo, hi = self.value_range
-        clipped = np.clip(arr, lo, hi)
-        with self._lock:
-            if not self._warned_clip and np.any(clipped != arr):
-                self._warned_clip = True
-                warnings.warn(
-                    f"A score outside value_range=({lo}, {hi}) was clipped to the range before "
-                    "privatization (further clips are silent). Widen value_range if this is "
-                    "frequent: clipping biases the scores.",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-            noise = (self.rng if rng is None else rng).laplace(0.0, self.scale, size=arr.shape)
-        if arr.size:
-            self.ledger.record_laplace(self.epsilon, owner=owner, count=arr.size)
-        out = clipped + noise
-        return float(out) if out.ndim == 0 else out
+    def _record(self, owner: str, count: int) -> None:
+        self.ledger.record_gaussian(
+            self.noise_multiplier, self.epsilon, self.delta, owner=owner, count=count
+        )

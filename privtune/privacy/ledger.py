@@ -1,7 +1,8 @@
 """A ledger of private releases, accounted for by dp-accounting.
 
-Every release is recorded as a dp-accounting event (``LaplaceDpEvent`` for the curator), so that
-no mechanism does its own epsilon arithmetic. The ledger answers two questions:
+Every release is recorded as a dp-accounting event (``LaplaceDpEvent`` for the Laplace curator,
+``GaussianDpEvent`` for the Gaussian one), so that no mechanism does its own epsilon arithmetic.
+The ledger answers two questions:
 
 - the per-report guarantee: each report is epsilon-LDP on its own (the largest epsilon recorded);
 - the composed guarantee for the ``k`` reports of one data owner, under basic composition
@@ -12,7 +13,9 @@ no mechanism does its own epsilon arithmetic. The ledger answers two questions:
 Neighbouring relation: two inputs of one report are neighbours when they are any two scores in
 the declared ``value_range`` (the local model: one report, any two values). For the Laplace
 mechanism this is the same privacy loss as dp-accounting's add-or-remove relation with L1
-sensitivity ``hi - lo``, which is the accountant used here.
+sensitivity ``hi - lo``, which is the accountant used here. The Gaussian release is recorded with
+its noise multiplier (standard deviation over the sensitivity ``hi - lo``) and composed by the
+same PLD accountant; its per-report guarantee is the ``(epsilon, delta)`` it was calibrated for.
 """
 
 from __future__ import annotations
@@ -39,19 +42,22 @@ class Report:
     Attributes
     ----------
     epsilon : float
-        The epsilon of each release (pure epsilon-DP, delta = 0).
+        The epsilon of each release.
     count : int
         How many identical releases the entry stands for (a batch privatized at once).
     owner : str
         The data owner whose data the release is computed from; epsilons compose per owner.
     event : dp_accounting.DpEvent
-        The mechanism, as data.
+        The mechanism of one release, as data.
+    delta : float
+        The delta of each release (0 for the Laplace mechanism's pure epsilon-DP).
     """
 
     epsilon: float
     count: int
     owner: str
     event: dp_accounting.DpEvent
+    delta: float = 0.0
 
 
 class PrivacyLedger:
@@ -94,12 +100,47 @@ class PrivacyLedger:
         Report
         """
         epsilon = _check_epsilon(epsilon)
-        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-            raise ValueError(f"count must be a positive integer, got {count!r}.")
-        event = dp_accounting.LaplaceDpEvent(1.0 / epsilon)
-        if count > 1:
-            event = dp_accounting.SelfComposedDpEvent(event, int(count))
-        report = Report(epsilon, int(count), str(owner), event)
+        return self._append(Report(epsilon, _check_count(count), str(owner), _laplace(epsilon)))
+
+    def record_gaussian(
+        self,
+        noise_multiplier: float,
+        epsilon: float,
+        delta: float,
+        owner: str = "default",
+        count: int = 1,
+    ) -> Report:
+        """Record ``count`` releases of the Gaussian mechanism.
+
+        Parameters
+        ----------
+        noise_multiplier : float
+            The noise's standard deviation over the release's L2 sensitivity.
+        epsilon, delta : float
+            The per-release guarantee the noise was calibrated for.
+        owner : str, default="default"
+            The data owner the releases are about.
+        count : int, default=1
+            Number of releases (each one report).
+
+        Returns
+        -------
+        Report
+        """
+        z = float(noise_multiplier)
+        if not (math.isfinite(z) and z > 0.0):
+            raise ValueError(
+                f"noise_multiplier must be a finite float > 0, got {noise_multiplier!r}."
+            )
+        if not 0.0 < float(delta) < 1.0:
+            raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
+        event = dp_accounting.GaussianDpEvent(z)
+        report = Report(
+            _check_epsilon(epsilon), _check_count(count), str(owner), event, float(delta)
+        )
+        return self._append(report)
+
+    def _append(self, report: Report) -> Report:
         with self._lock:
             self._reports.append(report)
         return report
@@ -128,6 +169,12 @@ class PrivacyLedger:
                 return None
             return max(r.epsilon for r in self._reports)
 
+    @property
+    def delta_per_report(self) -> float:
+        """The largest delta of a single report (0.0 for pure epsilon-DP reports or none)."""
+        with self._lock:
+            return max((r.delta for r in self._reports), default=0.0)
+
     def n_reports_by_owner(self) -> dict[str, int]:
         """Number of reports per data owner."""
         counts: dict[str, int] = defaultdict(int)
@@ -146,12 +193,13 @@ class PrivacyLedger:
         Parameters
         ----------
         method : {"basic", "advanced", "pld"}, default="basic"
-            ``"basic"``: the sum of the reports' epsilons (a pure epsilon-DP guarantee; ``delta``
-            must be 0). ``"advanced"``: the optimal advanced composition theorem (Kairouz, Oh &
-            Viswanath 2015) through dp-accounting, an (epsilon, delta) guarantee; when the
-            reports have different epsilons the largest is used for all (an upper bound).
-            ``"pld"``: dp-accounting's privacy-loss-distribution accountant at ``delta``, the
-            tightest of the three.
+            ``"basic"``: the sum of the reports' epsilons (a pure epsilon-DP guarantee, ``delta``
+            must be 0; with Gaussian reports the deltas add up too: :meth:`summary`).
+            ``"advanced"``: the optimal advanced composition theorem (Kairouz, Oh & Viswanath
+            2015) through dp-accounting, an (epsilon, delta) guarantee; when the reports have
+            different epsilons the largest is used for all (an upper bound); pure epsilon-DP
+            reports only. ``"pld"``: dp-accounting's privacy-loss-distribution accountant at
+            ``delta`` over the recorded mechanisms, the tightest of the three.
         delta : float, default=0.0
             Target delta for ``"advanced"`` and ``"pld"``, in (0, 1).
         owner : str, optional
@@ -179,19 +227,24 @@ class PrivacyLedger:
         if not mine:
             return 0.0
         if method == "advanced":
+            if any(r.delta > 0.0 for r in mine):
+                raise ValueError(
+                    "advanced composition is computed for pure epsilon-DP reports only; these "
+                    "include (epsilon, delta) Gaussian reports: use method='pld'."
+                )
             k = sum(r.count for r in mine)
             return _advanced_composition(max(r.epsilon for r in mine), k, delta)
         acc = dp_accounting.pld.PLDAccountant(
             neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
         )
-        # Reports of equal epsilon are one self-composed event: the accountant composes it in
-        # one step, where composing the reports one by one costs a convolution each (minutes
+        # Reports of the same mechanism are one self-composed event: the accountant composes it
+        # in one step, where composing the reports one by one costs a convolution each (minutes
         # for 60 reports at epsilon = 10).
-        counts: dict[float, int] = defaultdict(int)
+        counts: dict[tuple[str, float], int] = defaultdict(int)
         for r in mine:
-            counts[r.epsilon] += r.count
-        for epsilon, count in sorted(counts.items()):
-            event = dp_accounting.LaplaceDpEvent(1.0 / epsilon)
+            counts[_event_key(r.event)] += r.count
+        for key, count in sorted(counts.items()):
+            event = _event_of(key)
             acc.compose(dp_accounting.SelfComposedDpEvent(event, count) if count > 1 else event)
         return float(acc.get_epsilon(delta))
 
@@ -203,10 +256,45 @@ class PrivacyLedger:
             "epsilon_per_report": self.epsilon_per_report,
             "composed_epsilon_basic": self.composed_epsilon("basic"),
         }
+        gaussian = self.delta_per_report > 0.0
+        if gaussian:
+            out["delta_per_report"] = self.delta_per_report
+            counts = self.n_reports_by_owner()
+            owner = max(counts, key=counts.get)
+            out["composed_delta_basic"] = float(
+                math.fsum(r.delta * r.count for r in self.reports if r.owner == owner)
+            )
         if n:
             out["delta"] = delta
-            out["composed_epsilon_advanced"] = self.composed_epsilon("advanced", delta)
+            if not gaussian:
+                out["composed_epsilon_advanced"] = self.composed_epsilon("advanced", delta)
         return out
+
+
+def _check_count(count) -> int:
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        raise ValueError(f"count must be a positive integer, got {count!r}.")
+    return int(count)
+
+
+def _laplace(epsilon: float) -> dp_accounting.DpEvent:
+    """The Laplace mechanism with sensitivity 1 and parameter ``epsilon``."""
+    return dp_accounting.LaplaceDpEvent(1.0 / epsilon)
+
+
+def _event_key(event: dp_accounting.DpEvent) -> tuple[str, float]:
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return ("laplace", float(event.noise_multiplier))
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return ("gaussian", float(event.noise_multiplier))
+    raise TypeError(f"the ledger holds an unexpected event {event!r}.")  # pragma: no cover
+
+
+def _event_of(key: tuple[str, float]) -> dp_accounting.DpEvent:
+    kind, z = key
+    if kind == "laplace":
+        return dp_accounting.LaplaceDpEvent(z)
+    return dp_accounting.GaussianDpEvent(z)
 
 
 def _check_epsilon(epsilon: float) -> float:
