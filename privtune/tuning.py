@@ -94,6 +94,13 @@ def check_algorithm(algorithm: str) -> str:
 def privacy_model(algorithm: str, epsilon: float | None) -> str | None:
     """The privacy model (DESIGN.md §1) ``algorithm`` runs under with ``epsilon``.
 
+    Parameters
+    ----------
+    algorithm : str
+        One of :data:`ALGORITHMS`.
+    epsilon : float or None
+        The privacy parameter (``alpha`` for the qff algorithms, which require it).
+
     Returns
     -------
     {None, "ldp", "jdp", "local-jdp"}
