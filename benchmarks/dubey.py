@@ -479,14 +479,20 @@ def table1(args) -> dict:
             R = np.array([r["cumulative_regret"] for r in sel])
             k = R.shape[0]
             se = R.std(axis=0, ddof=1) / math.sqrt(k) if k > 1 else np.zeros(R.shape[1])
+            ts = sel[0]["t"]
+            tail = args.T // 10  # regret per round over the last tenth of the rounds
+            start = ts.index(args.T - tail) if args.T - tail in ts else None
             summary.setdefault(function, {})[setting] = {
                 "n_trials": k,
                 "final_mean": float(R[:, -1].mean()),
                 "final_se": float(se[-1]),
+                "last_tenth_per_round": (
+                    None if start is None else float((R[:, -1] - R[:, start]).mean() / tail)
+                ),
                 "paper": PAPER_TABLE1[function].get(setting),
                 "n_features": sel[0]["n_features"],
                 "seconds_per_run": float(np.mean([r["seconds"] for r in sel])),
-                "t": sel[0]["t"],
+                "t": ts,
                 "mean": R.mean(axis=0).tolist(),
                 "se": se.tolist(),
             }
