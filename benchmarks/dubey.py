@@ -173,6 +173,19 @@ def grid_error(m_bar: int) -> float:
     return float(np.abs(P @ P.T - q.kernel(X, X)).max())
 
 
+def _run_or_load(path: Path, compute) -> list[dict]:
+    """The run saved at ``path`` (computed here unless saved or claimed elsewhere), as a list
+    of zero or one rows."""
+    res = run_missing(path, compute)
+    if res is not None:
+        print(
+            f"{path.name}: R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return [json.loads(path.read_text())] if path.exists() else []
+
+
 def synthetic(args) -> dict:
     runs_dir = args.out / "dubey_synthetic" / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -180,17 +193,8 @@ def synthetic(args) -> dict:
     for trial in args.trials:
         for setting in args.settings:
             path = runs_dir / f"{setting}-{trial}-T{args.T}.json"
-            res = run_missing(
-                path, functools.partial(run_trial, setting, trial, args.T, args.m_bar)
-            )
-            if res is not None:
-                print(
-                    f"{path.name}: R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            if path.exists():
-                rows.append(json.loads(path.read_text()))
+            compute = functools.partial(run_trial, setting, trial, args.T, args.m_bar)
+            rows.extend(_run_or_load(path, compute))
     summary = {}
     for setting in args.settings:
         R = np.array([r["cumulative_regret"] for r in rows if r["setting"] == setting])
@@ -460,16 +464,7 @@ def table1(args) -> dict:
                 compute = functools.partial(
                     run_table1, function, setting, trial, args.T, args.n_raw
                 )
-                res = run_missing(path, compute)
-                if res is not None:
-                    print(
-                        f"{path.name}: R = {res['cumulative_regret'][-1]:.1f} "
-                        f"({res['seconds']:.0f} s)",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                if path.exists():
-                    rows.append(json.loads(path.read_text()))
+                rows.extend(_run_or_load(path, compute))
     summary: dict = {}
     for function in args.functions:
         for setting in args.settings:
