@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from .ledger import PrivacyLedger, _check_epsilon
+from .ledger import PrivacyLedger, _check_epsilon, _check_gaussian
 
 __all__ = ["GaussianCurator", "LaplaceCurator", "PrivacyError"]
 
@@ -240,17 +240,9 @@ class GaussianCurator(_Curator):
         seed: int | np.random.Generator | None = None,
         ledger: PrivacyLedger | None = None,
     ) -> None:
-        z = float(noise_multiplier)
-        if not (math.isfinite(z) and z > 0.0):
-            raise ValueError(
-                f"noise_multiplier must be a finite float > 0, got {noise_multiplier!r}."
-            )
         super().__init__(value_range, seed, ledger)
-        self.noise_multiplier = z
+        self.noise_multiplier, self.delta = _check_gaussian(noise_multiplier, delta)
         self.epsilon = _check_epsilon(epsilon)
-        self.delta = float(delta)
-        if not 0.0 < self.delta < 1.0:
-            raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
 
     @property
     def scale(self) -> float:

@@ -127,17 +127,9 @@ class PrivacyLedger:
         -------
         Report
         """
-        z = float(noise_multiplier)
-        if not (math.isfinite(z) and z > 0.0):
-            raise ValueError(
-                f"noise_multiplier must be a finite float > 0, got {noise_multiplier!r}."
-            )
-        if not 0.0 < float(delta) < 1.0:
-            raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
+        z, delta = _check_gaussian(noise_multiplier, delta)
         event = dp_accounting.GaussianDpEvent(z)
-        report = Report(
-            _check_epsilon(epsilon), _check_count(count), str(owner), event, float(delta)
-        )
+        report = Report(_check_epsilon(epsilon), _check_count(count), str(owner), event, delta)
         return self._append(report)
 
     def _append(self, report: Report) -> Report:
@@ -213,11 +205,7 @@ class PrivacyLedger:
         """
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
-        reports = self.reports
-        if owner is None and reports:
-            counts = self.n_reports_by_owner()
-            owner = max(counts, key=counts.get)
-        mine = [r for r in reports if r.owner == owner]
+        mine = self._reports_of(owner)
         if method == "basic":
             if delta != 0.0:
                 raise ValueError("basic composition is a pure epsilon-DP bound: use delta=0.")
@@ -240,13 +228,20 @@ class PrivacyLedger:
         # Reports of the same mechanism are one self-composed event: the accountant composes it
         # in one step, where composing the reports one by one costs a convolution each (minutes
         # for 60 reports at epsilon = 10).
-        counts: dict[tuple[str, float], int] = defaultdict(int)
+        counts: dict[dp_accounting.DpEvent, int] = defaultdict(int)
         for r in mine:
-            counts[_event_key(r.event)] += r.count
-        for key, count in sorted(counts.items()):
-            event = _event_of(key)
+            counts[r.event] += r.count
+        for event, count in sorted(counts.items(), key=repr):
             acc.compose(dp_accounting.SelfComposedDpEvent(event, count) if count > 1 else event)
         return float(acc.get_epsilon(delta))
+
+    def _reports_of(self, owner: str | None) -> list[Report]:
+        """The reports of ``owner``; by default of the owner with the most reports."""
+        reports = self.reports
+        if owner is None and reports:
+            counts = self.n_reports_by_owner()
+            owner = max(counts, key=counts.get)
+        return [r for r in reports if r.owner == owner]
 
     def summary(self, delta: float = 1e-6) -> dict:
         """A JSON-friendly summary: counts, per-report epsilon and composed epsilons."""
@@ -259,10 +254,8 @@ class PrivacyLedger:
         gaussian = self.delta_per_report > 0.0
         if gaussian:
             out["delta_per_report"] = self.delta_per_report
-            counts = self.n_reports_by_owner()
-            owner = max(counts, key=counts.get)
             out["composed_delta_basic"] = float(
-                math.fsum(r.delta * r.count for r in self.reports if r.owner == owner)
+                math.fsum(r.delta * r.count for r in self._reports_of(None))
             )
         if n:
             out["delta"] = delta
@@ -282,19 +275,14 @@ def _laplace(epsilon: float) -> dp_accounting.DpEvent:
     return dp_accounting.LaplaceDpEvent(1.0 / epsilon)
 
 
-def _event_key(event: dp_accounting.DpEvent) -> tuple[str, float]:
-    if isinstance(event, dp_accounting.LaplaceDpEvent):
-        return ("laplace", float(event.noise_multiplier))
-    if isinstance(event, dp_accounting.GaussianDpEvent):
-        return ("gaussian", float(event.noise_multiplier))
-    raise TypeError(f"the ledger holds an unexpected event {event!r}.")  # pragma: no cover
-
-
-def _event_of(key: tuple[str, float]) -> dp_accounting.DpEvent:
-    kind, z = key
-    if kind == "laplace":
-        return dp_accounting.LaplaceDpEvent(z)
-    return dp_accounting.GaussianDpEvent(z)
+def _check_gaussian(noise_multiplier, delta) -> tuple[float, float]:
+    """Validate a Gaussian release's noise multiplier (> 0) and calibrated delta (in (0, 1))."""
+    z = float(noise_multiplier)
+    if not (math.isfinite(z) and z > 0.0):
+        raise ValueError(f"noise_multiplier must be a finite float > 0, got {noise_multiplier!r}.")
+    if not 0.0 < float(delta) < 1.0:
+        raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
+    return z, float(delta)
 
 
 def _check_epsilon(epsilon: float) -> float:
