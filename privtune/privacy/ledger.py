@@ -71,7 +71,7 @@ class PrivacyLedger:
     >>> from privtune.privacy import PrivacyLedger
     >>> ledger = PrivacyLedger()
     >>> for _ in range(10):
-    ...     ledger.record_laplace(epsilon=0.5)
+    ...     _ = ledger.record_laplace(epsilon=0.5)
     >>> ledger.epsilon_per_report
     0.5
     >>> ledger.composed_epsilon("basic")
