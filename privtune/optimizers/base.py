@@ -391,10 +391,14 @@ class BaseOptimizer:
         """Perturbations of the best told points, extra raw samples for the acquisition."""
         if self.t == 0:
             return None
-        X = self.X
-        top = X[np.argsort(-self.y)[: min(5, self.t)]]
+        X, score = self._anchor_ranking()
+        top = X[np.argsort(-score)[: min(5, X.shape[0])]]
         reps = np.repeat(top, 8, axis=0)
         return reps + 0.05 * self._rng.standard_normal(reps.shape)
+
+    def _anchor_ranking(self) -> tuple[np.ndarray, np.ndarray]:
+        """The points the anchors perturb and their ranking score: the told points and rewards."""
+        return self.X, self.y
 
     def _all_pending(self, extra) -> np.ndarray | None:
         parts = [self.pending]

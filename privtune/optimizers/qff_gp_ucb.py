@@ -341,20 +341,15 @@ class QFFGPUCB(BaseOptimizer):
     def _mean(self, X: np.ndarray) -> np.ndarray:
         return self.phi(X) @ self._theta
 
-    def _anchors(self) -> np.ndarray | None:
-        """Perturbations of the played points with the best *released* posterior mean.
+    def _anchor_ranking(self) -> tuple[np.ndarray, np.ndarray]:
+        """The last ``n_anchor_pool`` played points, ranked by the *released* posterior mean.
 
         The base class ranks the told rewards, which are the privatizer's raw data; the server
-        may rank only by what it can compute from ``(Sigma_tilde_t, u_tilde_t)``. The ranking
-        looks at the last ``n_anchor_pool`` played points, so a round costs the same at any
-        ``t``.
+        may rank only by what it computes from ``(Sigma_tilde_t, u_tilde_t)``. The pool keeps a
+        round's cost the same at any ``t``.
         """
-        if self.t == 0:
-            return None
         X = self.X[-self.n_anchor_pool :]
-        top = X[np.argsort(-self._mean(X))[: min(5, X.shape[0])]]
-        reps = np.repeat(top, 8, axis=0)
-        return reps + 0.05 * self._rng.standard_normal(reps.shape)
+        return X, self._mean(X)
 
     def beta_t(self) -> float:
         """Theorem 1's ``beta_t^{1/2}``, the multiplier of ``||Phi(x)||_{V_t^{-1}}``.
