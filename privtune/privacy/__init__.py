@@ -7,13 +7,26 @@
 - :class:`PrivacyLedger` — a record of every release as a dp-accounting ``DpEvent``, answering
   the per-report epsilon and the composed epsilon over the reports of one data owner.
 - :class:`PrivacyError` — raised where privtune fails closed.
+- :func:`subsampled_gaussian_epsilon` — the user-level (epsilon, delta) of DP-FTS-DE's server
+  broadcasts (Dai, Low & Jaillet 2021): the Poisson-subsampled Gaussian mechanism composed over
+  rounds, by dp-accounting's RDP and PLD accountants; :func:`default_delta` is the paper's
+  ``delta = 1 / N^1.1``.
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
   of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
   the per-client noise of local joint DP (Alg. 3).
 """
 
+from .accounting import default_delta, subsampled_gaussian_epsilon
 from .curator import GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 
-__all__ = ["GaussianCurator", "LaplaceCurator", "PrivacyError", "PrivacyLedger", "TreeAggregation"]
+__all__ = [
+    "GaussianCurator",
+    "LaplaceCurator",
+    "PrivacyError",
+    "PrivacyLedger",
+    "TreeAggregation",
+    "default_delta",
+    "subsampled_gaussian_epsilon",
+]

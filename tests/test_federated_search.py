@@ -1,0 +1,188 @@
+"""FederatedSearch: N parties tune one scikit-learn estimator with DP-FTS-DE."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.exceptions import FitFailedWarning
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from privtune.federated import FederatedSearch
+from privtune.privacy import default_delta, subsampled_gaussian_epsilon
+
+X, Y = load_breast_cancer(return_X_y=True)
+X = (X - X.mean(0)) / X.std(0)
+PARTIES = [(X[i::6], Y[i::6]) for i in range(6)]
+SPACE = {"C": (1e-3, 1e2, "log-uniform")}
+
+
+def search(**kw):
+    kw = {"n_iter": 4, "n_init": 3, "P": 2, "random_state": 0, "n_features": 20, **kw}
+    return FederatedSearch(LogisticRegression(max_iter=200), SPACE, **kw)
+
+
+def test_fit_sets_one_result_per_party_and_the_privacy_loss():
+    s = search(q=0.5, z=1.0, scoring="roc_auc").fit(PARTIES)
+    assert len(s.recommended_params_) == len(s.best_params_) == 6
+    assert all(set(p) == {"C"} and 1e-3 <= p["C"] <= 1e2 for p in s.recommended_params_)
+    assert s.scores_.shape == (6, 3 + 4)
+    assert np.all((s.scores_ >= 0) & (s.scores_ <= 1))
+    np.testing.assert_array_equal(s.best_scores_, s.scores_.max(axis=1))
+    assert s.delta_ == default_delta(6)
+    assert s.epsilon_ == subsampled_gaussian_epsilon(0.5, 1.0, 4, default_delta(6))
+    assert [e["round"] for e in s.trace_] == list(range(5))
+    assert s.trace_[0]["noise_std"] > 0 and s.trace_[-1]["n_selected"] is None
+    # each party's best score so far, averaged, never decreases
+    assert np.all(np.diff([e["mean_best_score"] for e in s.trace_]) >= 0)
+
+
+def test_the_papers_variants_are_switches():
+    fts_de = search(z=None).fit(PARTIES)
+    assert fts_de.epsilon_ == float("inf")
+    assert fts_de.trace_[1]["n_selected"] == 6  # no subsampling without privacy
+    ts = search(server_prob="never").fit(PARTIES)
+    assert ts.epsilon_ == 0.0
+    assert all(e["n_used_server"] == 0 for e in ts.trace_)
+    limited = search(server_rounds=2).fit(PARTIES)
+    assert limited.epsilon_ == subsampled_gaussian_epsilon(0.35, 1.0, 2, default_delta(6))
+
+
+def test_the_same_seed_gives_the_same_search():
+    a = search().fit(PARTIES)
+    b = search().fit(PARTIES)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert a.recommended_params_ == b.recommended_params_
+
+
+class FailingAboveOne(LogisticRegression):
+    """Fails to fit when C > 1: a misconfigured region of the space."""
+
+    def fit(self, X, y, sample_weight=None):
+        if self.C > 1:
+            raise ValueError("C too large")
+        return super().fit(X, y, sample_weight)
+
+
+def test_a_failed_candidate_counts_as_the_lowest_score_of_the_range():
+    s = FederatedSearch(
+        FailingAboveOne(max_iter=200),
+        {"C": (1e-2, 1e2, "log-uniform")},
+        n_iter=4,
+        n_init=4,
+        P=2,
+        n_features=20,
+        scoring="roc_auc",
+        random_state=1,
+    )
+    with pytest.warns(FitFailedWarning, match="counts as the lowest score 0.0"):
+        s.fit(PARTIES)
+    failed = np.array([a.objective.space.from_unit_many(a.X) for a in s.runner_.agents])
+    C = np.vectorize(lambda p: p["C"])(failed)
+    assert np.all(s.scores_[C > 1] == 0.0)
+    assert np.all(s.scores_[C <= 1] > 0.5)
+    assert all(p["C"] <= 1 for p in s.best_params_)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"q": 0.0}, ValueError, r"q must be in \(0, 1\]"),
+        ({"q": 1.2}, ValueError, r"q must be in \(0, 1\]"),
+        ({"z": 0.0}, ValueError, "z must be"),
+        ({"z": -1.0}, ValueError, "z must be"),
+        ({"S": 0.0}, ValueError, "S must be"),
+        ({"P": 7}, ValueError, "P=7 sub-regions need at least 7 parties to explore them; got 6"),
+        ({"P": 0}, ValueError, "P must be an integer >= 1"),
+        ({"n_iter": 0}, ValueError, "n_iter must be an integer >= 1"),
+        ({"n_features": 21}, ValueError, "n_features must be even"),
+        ({"validation_size": 1.0}, ValueError, "validation_size must be in"),
+        ({"delta": 1.0}, ValueError, "delta must be in"),
+        ({"server_prob": "often"}, ValueError, "server_prob must be one of"),
+        ({"scoring": "r2"}, ValueError, "value_range is required"),
+        ({"value_range": (1.0, 0.0)}, ValueError, "value_range must be a pair"),
+    ],
+)
+def test_bad_parameters_get_clear_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        search(**kwargs).fit(PARTIES)
+
+
+def test_bad_datasets_get_clear_errors():
+    with pytest.raises(TypeError, match="got a single"):
+        search().fit((X, Y))
+    with pytest.raises(ValueError, match="at least one party"):
+        search().fit([])
+    with pytest.raises(ValueError, match=r"datasets\[1\] has 5 features .* datasets\[0\] has 30"):
+        search(P=1).fit([PARTIES[0], (X[:40, :5], Y[:40])])
+    with pytest.raises(ValueError, match=r"datasets\[0\]: X has 10 rows but y has 9"):
+        search(P=1).fit([(X[:10], Y[:9]), PARTIES[1]])
+    with pytest.raises(ValueError, match="at least 2 parties"):
+        search(P=1).fit([PARTIES[0]])
+
+
+def test_a_regressor_with_a_declared_range():
+    parties = [(X[i::3, 1:], X[i::3, 0]) for i in range(3)]
+    s = FederatedSearch(
+        Ridge(),
+        {"alpha": (1e-3, 1e3, "log-uniform")},
+        n_iter=3,
+        n_init=3,
+        P=3,
+        n_features=20,
+        value_range=(0.0, 1.0),
+        random_state=0,
+    ).fit(parties)
+    assert s.best_scores_.shape == (3,) and np.all(s.best_scores_ > 0.5)
+
+
+def test_importing_the_federated_package_does_not_import_sklearn():
+    code = "import sys, privtune.federated; print('sklearn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_joblib_workers_give_the_same_search():
+    local = search().fit(PARTIES)
+    remote = search(n_jobs=2).fit(PARTIES)
+    np.testing.assert_array_equal(remote.scores_, local.scores_)
+    assert remote.epsilon_ == local.epsilon_
+
+
+def test_a_dask_local_cluster_runs_the_parties():
+    """The parties step on a real LocalCluster (loopback) through joblib's Dask backend.
+
+    Needs the ``distributed`` extra; ``.ci/run`` installs it (``PRIVTUNE_REQUIRE_SERVERS=1``
+    turns a missing one into a failure).
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
+            pytest.fail("dask.distributed is not installed but PRIVTUNE_REQUIRE_SERVERS=1.")
+        pytest.skip("dask.distributed is not installed (the 'distributed' extra)")
+    local = search().fit(PARTIES)
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+        joblib.parallel_config(backend="dask"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", UserWarning)  # dask's notes on large graphs
+        remote = search(n_jobs=-1).fit(PARTIES)
+        workers = client.run(lambda: os.getpid())
+    assert len(workers) == 2
+    np.testing.assert_array_equal(remote.scores_, local.scores_)
+    assert remote.recommended_params_ == local.recommended_params_
