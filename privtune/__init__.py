@@ -7,6 +7,8 @@ cube, :mod:`privtune.kernels` and :mod:`privtune.features` define the surrogate,
 adapters share; :mod:`privtune.optuna` is the Optuna adapter (:class:`PrivateGPUCBSampler`,
 :class:`GOUCBSampler`) and
 :mod:`privtune.sklearn` the scikit-learn one (:class:`PrivateBOSearchCV`).
+:mod:`privtune.federated` is DP-FTS-DE, federated tuning with user-level DP
+(:class:`privtune.federated.FederatedSearch`).
 """
 
 from typing import TYPE_CHECKING

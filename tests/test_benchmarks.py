@@ -255,3 +255,40 @@ def test_dubey_table1_functions_are_normalized_to_the_unit_interval():
     for name, spec in dubey.FUNCTIONS.items():
         v = dubey.normalized(name, rng.random((2000, len(spec["lo"]))))
         assert np.all((v >= 0.0) & (v <= 1.0)), name
+
+
+def test_dai_quick_mode_runs_and_summarizes(tmp_path):
+    from benchmarks import dai
+
+    out = dai.main(["--out", str(tmp_path), "--quick"])
+    assert set(out["summary"]) == {"TS", "FTS-DE P=2", "S=11"}
+    for name, entry in out["summary"].items():
+        curve = entry["mean"]
+        assert len(curve) == 4 + 1 and entry["n_runs"] == 2
+        # simple regret never increases and stays in [0, 1] (the function is normalized)
+        assert all(b <= a + 1e-12 for a, b in itertools.pairwise(curve))
+        assert all(0.0 <= v <= 1.0 for v in curve)
+        assert ("epsilon" in entry) == (name == "S=11")
+    eps = out["summary"]["S=11"]["epsilon"]
+    assert eps["pld"] <= eps["rdp"]  # 4 broadcasts at q = 0.25, z = 1, delta = 1/8^1.1
+    assert (tmp_path / "dai_synthetic.png").stat().st_size > 0
+    svm = json.loads((tmp_path / "dai_svm.json").read_text())["summary"]
+    assert set(svm) == {"TS", "z=1"}
+    assert svm["TS"]["epsilon"] == 0.0 and svm["z=1"]["epsilon"] > 0.0
+    for entry in svm.values():
+        assert len(entry["mean"]) == 10 + 3 and 0.0 <= entry["best_auc"]["3"] <= 1.0
+    assert (tmp_path / "dai_svm.png").stat().st_size > 0
+
+
+def test_dai_synthetic_agents_share_one_function_up_to_their_shift():
+    from benchmarks import dai
+
+    f = dai.gp_sample(200)
+    assert f.min() == 0.0 and f.max() == 1.0
+    objective = dai.GridObjective(f + 0.02, 0.0, seed=0)
+    assert objective(np.array([1.0])) == f[-1] + 0.02
+    assert objective(np.array([0.0])) == f[0] + 0.02
+    parties = dai.svm_parties(20)
+    assert sum(len(y) for _, y in parties) == 1797
+    # about 10% positives each (6 to 15 of about 90 images): imbalanced, never one-class
+    assert all(0.05 < y.mean() < 0.2 and y.sum() >= 6 for _, y in parties)

@@ -203,7 +203,9 @@ class FederatedSearch(BaseEstimator):
         ``n_clipped``, ``phi_max``, ``noise_std``, ``mean_best_score`` (the mean over parties
         of their best score so far). The server's log, not a private release.
     runner_ : FederatedRunner
-        The agents and the server, for inspection.
+        The agents and the server, for inspection. It is set before the first round, so after
+        an interrupted ``fit`` each agent still holds the rounds it finished (``agent.X``,
+        ``agent.y``).
 
     Examples
     --------
@@ -388,8 +390,9 @@ class FederatedSearch(BaseEstimator):
                     f"server, {len(record.failed)} failed"
                 )
 
-        runner.run(self.n_iter, callback=log)
+        # kept before the rounds: an interrupted fit leaves every finished round in the agents
         self.runner_ = runner
+        runner.run(self.n_iter, callback=log)
         space = self._space
         self.scores_ = np.full((len(pairs), length), np.nan)
         self.recommended_params_, self.best_params_ = [], []
@@ -410,4 +413,4 @@ class FederatedSearch(BaseEstimator):
         return self
 
     def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "runner_")
+        return hasattr(self, "epsilon_")
