@@ -152,11 +152,14 @@ def run_synthetic(
     runner = FederatedRunner(agents, server)
     records = runner.run(T)
     regret = np.zeros(n_init + T)
+    final = []
     for agent in runner.agents:
         idx = np.rint(agent.X[:, 0] * (n_grid - 1)).astype(int)
-        regret += (f.max() - np.maximum.accumulate(f[idx])) / N  # the shift cancels
-    selected = sum(r.server.n_selected for r in records if r.server is not None)
-    clipped = sum(r.server.n_clipped for r in records if r.server is not None)
+        curve = f.max() - np.maximum.accumulate(f[idx])  # the shift cancels
+        regret += curve / N
+        final.append(float(curve[-1]))
+    selected = sum(r.server_stats.n_selected for r in records if r.server_stats)
+    clipped = sum(r.server_stats.n_clipped for r in records if r.server_stats)
     return {
         "setting": setting,
         "run": run,
@@ -164,6 +167,7 @@ def run_synthetic(
         "T": T,
         # round 0 is the initialization: report its last point, then one value per round
         "simple_regret": regret[n_init - 1 :].tolist(),
+        "final_regret_per_agent": final,
         "clipped_fraction": clipped / selected if selected else 0.0,
         "used_server_fraction": float(
             np.mean([r.n_used_server / N for r in records[1:]]) if T else 0.0
@@ -218,6 +222,12 @@ def synthetic(args) -> dict:
             "se": se.tolist(),
             "final_mean": float(mean[-1]),
             "final_se": float(se[-1]),
+            "final_per_run": [r["simple_regret"][-1] for r in mine],
+            "final_median_over_runs": float(np.median([r["simple_regret"][-1] for r in mine])),
+            # agents that end more than 0.01 below the best (on a lower peak), per run
+            "stuck_fraction_per_run": [
+                float(np.mean(np.array(r["final_regret_per_agent"]) > 0.01)) for r in mine
+            ],
             "clipped_fraction": float(np.mean([r["clipped_fraction"] for r in mine])),
             "used_server_fraction": float(np.mean([r["used_server_fraction"] for r in mine])),
             "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
@@ -313,6 +323,7 @@ def run_svm(setting: str, run: int, n_parties: int, n_iter: int) -> dict:
         scoring="roc_auc",
         P=min(4, n_parties),
         random_state=run,
+        noise_random_state=run,
         **SVM_SETTINGS[setting],
     )
     with warnings.catch_warnings():

@@ -2,7 +2,7 @@
 
 Each party detects its own digit in its shard of scikit-learn's handwritten digits and scores
 the SVM by validation AUC. Only the parties' posterior samples reach the server, and its
-broadcasts are (epsilon, delta) user-level DP: they hide whether any one party took part.
+broadcasts are (epsilon, delta) user-level DP in each party's contribution.
 """
 
 import numpy as np
@@ -31,9 +31,10 @@ search = FederatedSearch(
 print(
     f"privacy loss of the broadcasts: epsilon = {search.epsilon_:.2f} (delta = {search.delta_:.3g})"
 )
-pairs = zip(search.recommended_params_, search.best_scores_, strict=True)
-for n, (params, score) in enumerate(pairs):
+pairs = zip(search.recommended_params_, search.best_params_, strict=True)
+for n, (recommended, best) in enumerate(pairs):
     print(
-        f"party {n}: gamma = {params['svc__gamma']:.3g}, C = {params['svc__C']:.3g}, "
-        f"best validation AUC {score:.3f}"
+        f"party {n}: recommended (best posterior mean) gamma = {recommended['svc__gamma']:.3g}, "
+        f"C = {recommended['svc__C']:.3g}; best validation AUC {search.best_scores_[n]:.3f} "
+        f"at gamma = {best['svc__gamma']:.3g}, C = {best['svc__C']:.3g}"
     )

@@ -16,9 +16,9 @@ from privtune.federated import (
     FederatedRunner,
     FTSAgent,
     SubRegions,
+    inverse_temperature,
     server_probability,
     softmax_weights,
-    weight_exponent,
 )
 from privtune.privacy import default_delta, subsampled_gaussian_epsilon
 
@@ -72,14 +72,14 @@ def test_sub_regions_reject_bad_input():
 # -- weights (Sec. 3.2 and App. B) ----------------------------------------------------------------
 def test_the_temperature_schedule_is_app_b():
     # synthetic: a_t = 16 for t <= 5, then 16, 12.25, 8.5, 4.75, 1 for t = 6..10, then 1
-    a_t = [15 * weight_exponent(t, 15, hold=5, decay=5) + 1 for t in range(1, 13)]
+    a_t = [15 * inverse_temperature(t, 15, hold=5, decay=5) + 1 for t in range(1, 13)]
     np.testing.assert_allclose(a_t, [16] * 6 + [12.25, 8.5, 4.75, 1, 1, 1])
     # real world: 16 for the first 10 rounds, uniform (a_t = 1) from round 40 on
-    assert weight_exponent(10) == 1.0
-    assert weight_exponent(11) == 1.0
-    assert 0 < weight_exponent(39) < 1
-    assert weight_exponent(40) == 0.0
-    assert weight_exponent(0) == weight_exponent(1) == 1.0  # T_1 = a / (a_1 - 1) = 1
+    assert inverse_temperature(10) == 1.0
+    assert inverse_temperature(11) == 1.0
+    assert 0 < inverse_temperature(39) < 1
+    assert inverse_temperature(40) == 0.0
+    assert inverse_temperature(0) == inverse_temperature(1) == 1.0  # T_1 = a / (a_1 - 1) = 1
 
 
 def test_softmax_weights_are_the_formula():
@@ -111,7 +111,7 @@ def test_the_server_is_alg_1_line_by_line():
 
     replay = np.random.default_rng(42)  # the server's own draws, in order
     selected = np.flatnonzero(replay.random(N) < q)  # line 6
-    phi = softmax_weights(np.arange(N) % P, P, weight_exponent(t, 15, 2, 3))
+    phi = softmax_weights(np.arange(N) % P, P, inverse_temperature(t, 15, 2, 3))
     expected = np.zeros((P, M))
     bound = S / math.sqrt(P)
     for n in selected:
@@ -149,10 +149,10 @@ def test_agents_are_selected_with_probability_q():
     assert abs(np.mean(counts) / 20 - 0.2) < 0.01
 
 
-def test_one_agent_moves_the_broadcast_by_at_most_the_sensitivity():
-    # add-or-remove one agent (here: its vector present or absent; same seed, so the same
-    # selection and the same noise): the joint vector moves by at most phi_max S / q in L2
-    # norm, whatever the vector.
+def test_one_agents_contribution_moves_the_broadcast_by_at_most_the_sensitivity():
+    # the paper's neighbouring relation: one agent's vector present or replaced by nothing, N
+    # and the weights public (same seed, so the same selection and the same noise): the joint
+    # vector moves by at most phi_max S / q in L2 norm, whatever the vector.
     N, M, P, q, S = 6, 4, 3, 0.5, 3.0
     rng = np.random.default_rng(5)
     moved = []
@@ -184,13 +184,22 @@ def test_without_privacy_the_server_averages_every_agent():
 
 
 def test_a_failed_agent_counts_as_a_zero_vector():
-    N, M = 5, 3
+    # the subsample is drawn before the vectors are read: with the same seed, the round with a
+    # missing vector selects the same agents and adds the same noise as with a zero vector
+    N, M = 8, 3
     vectors = [np.ones(M) * (n + 1) for n in range(N)]
-    a, b = _server(N, M, 1, seed=0), _server(N, M, 1, seed=0)
-    out_failed, stats = a.aggregate([*vectors[:2], None, *vectors[3:]], 50)
-    zeroed, _ = b.aggregate([*vectors[:2], np.zeros(M), *vectors[3:]], 50)
-    np.testing.assert_allclose(out_failed, zeroed)
-    assert stats.n_missing == 1
+    a = _server(N, M, 2, q=0.5, z=1.0, S=2.0, seed=4)
+    b = _server(N, M, 2, q=0.5, z=1.0, S=2.0, seed=4)
+    failed = [*vectors[:2], None, *vectors[3:]]
+    for t in range(1, 6):
+        out_failed, stats_failed = a.aggregate(failed, t)
+        out_zero, stats_zero = b.aggregate([*vectors[:2], np.zeros(M), *vectors[3:]], t)
+        np.testing.assert_allclose(out_failed, out_zero, rtol=1e-12)
+        assert stats_failed.n_selected == stats_zero.n_selected
+        assert stats_failed.noise_std == stats_zero.noise_std
+    assert a.n_releases == b.n_releases == 5
+    missing = [s.n_missing for s in (a.aggregate(failed, t)[1] for t in range(6, 40))]
+    assert set(missing) == {0, 1}  # agent 2 was selected in some rounds, not in others
 
 
 @pytest.mark.parametrize(
@@ -280,6 +289,16 @@ def test_with_the_server_the_query_maximizes_each_sub_regions_vector():
     values = np.einsum("nm,nm->n", agent.features(GRID), broadcast[SubRegions(1, 2).index(GRID)])
     assert agent.X[-1, 0] == GRID[np.argmax(values), 0]
     assert agent.used_server == [True]
+
+
+def test_round_t_flips_its_coin_with_one_minus_p_t():
+    # 1 - p_t = 1 in round 1 only: round 1 uses the broadcast of round 0, rounds 2-3 do not
+    agent = _agent(server_prob=lambda t: float(t == 1))
+    agent.step(0)
+    broadcast = np.zeros((2, agent.n_features))
+    for t in (1, 2, 3):
+        agent.step(t, broadcast)
+    assert agent.used_server == [True, False, False]
 
 
 def test_server_probability_schedules():
@@ -376,7 +395,7 @@ def test_standard_ts_spends_no_privacy():
     runner = _federation(server=False)
     records = runner.run(5)
     assert len(records) == 6
-    assert all(r.server is None and r.n_used_server == 0 for r in records)
+    assert all(r.server_stats is None and r.n_used_server == 0 for r in records)
     assert runner.epsilon() == 0.0
 
 
@@ -385,7 +404,7 @@ def test_the_broadcasts_are_accounted_by_dp_accounting():
     runner.run(6)
     # the broadcasts after rounds 0..5 feed rounds 1..6: six releases
     assert runner.server.n_releases == 6
-    assert [r.server is not None for r in runner.records] == [True] * 6 + [False]
+    assert [r.server_stats is not None for r in runner.records] == [True] * 6 + [False]
     delta = default_delta(6)
     assert runner.epsilon() == subsampled_gaussian_epsilon(0.5, 1.0, 6, delta)
     assert runner.epsilon(1e-3, "rdp") == subsampled_gaussian_epsilon(0.5, 1.0, 6, 1e-3, "rdp")
@@ -462,3 +481,29 @@ def test_federated_exploration_beats_standard_ts_on_a_shared_bump():
         warnings.simplefilter("error")
         ts, fts_de = regret(server=False), regret()
     assert fts_de < ts, f"TS {ts:.4f}, FTS-DE {fts_de:.4f}"
+
+
+class FailsInTheMiddle:
+    """A stateless objective that fails on (0.3, 0.6): a deterministic failure."""
+
+    def __call__(self, x):
+        if 0.3 < x[0] < 0.6:
+            raise RuntimeError("bad region")
+        return float(np.exp(-((x[0] - 0.8) ** 2) / 0.02))
+
+
+def test_failures_are_the_same_on_joblib_workers_as_in_process():
+    runs = []
+    for n_jobs in (None, 2):
+        runner = _federation(q=0.5, z=1.0, S=3.0, objective=lambda n: FailsInTheMiddle())
+        runner.n_jobs = n_jobs
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            runner.run(6)
+        runs.append(runner)
+        assert any("failed in round" in str(w.message) for w in caught)
+    local, remote = runs
+    assert [r.failed for r in local.records] == [r.failed for r in remote.records]
+    for a, b in zip(local.agents, remote.agents, strict=True):
+        np.testing.assert_array_equal(a.X, b.X)
+        assert not np.any((a.X > 0.3) & (a.X < 0.6))  # no failed query entered a history

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .agent import FTSAgent, server_probability
 from .regions import SubRegions
 from .runner import FederatedRunner, RoundRecord
-from .server import DPFTSServer, RoundStats, softmax_weights, weight_exponent
+from .server import DPFTSServer, RoundStats, inverse_temperature, softmax_weights
 
 if TYPE_CHECKING:
     from .search import FederatedSearch
@@ -30,9 +30,9 @@ __all__ = [
     "RoundRecord",
     "RoundStats",
     "SubRegions",
+    "inverse_temperature",
     "server_probability",
     "softmax_weights",
-    "weight_exponent",
 ]
 
 

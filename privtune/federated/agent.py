@@ -17,8 +17,9 @@ and ``f(x) = phi(x)^T omega`` is a sample of the (approximate) GP posterior. One
 - then (line 10) sample ``omega_{n,t}`` from the updated posterior: the message to the server.
 
 Messages are plain arrays (the broadcast in, one vector of length ``M`` out), so an agent can
-run in another process: :meth:`step` changes the agent only after the query and the new vector
-are both computed, so an agent whose step raises is left as it was before the round.
+run in another process: :meth:`step` changes the agent's history only after the query and the
+new vector are both computed, so an agent whose step raises keeps its history from before the
+round (its generator has moved on).
 
 Deviations from the paper, named: the features are :class:`~privtune.features.RandomFourierFeatures`
 in cos/sin pairs (``M = 2 n_frequencies`` coordinates, ``||phi(x)|| = 1``) rather than
@@ -288,7 +289,7 @@ class FTSAgent:
         if send:
             nu, L = self._posterior(A, b)
             message = self._sample(nu, L)  # line 10
-        # commit only now: a step that raised above left the agent unchanged
+        # commit only now: a step that raised above left the history unchanged
         self._A, self._b = A, b
         self.X = np.vstack([self.X, U])
         self.y = np.concatenate([self.y, y])

@@ -7,6 +7,12 @@ and B.2.1): ``P = 2`` or ``3`` on ``[0, 1]`` gives halves or thirds, and ``P = 4
 three dimensions halves the first two coordinates, with the regions numbered as
 ``X_1 = [0, .5] x [0, .5]``, ``X_2 = [0, .5] x [.5, 1]``, ``X_3 = [.5, 1] x [0, .5]``,
 ``X_4 = [.5, 1] x [.5, 1]``. Slabs are half-open, ``[a, b)``, except the last, which contains 1.
+
+Only coordinates marked ``splittable`` are cut. A search space's integer and categorical
+coordinates must not be: a valid point is snapped to a cell centre or a one-hot vector, which
+can leave the slab it was drawn in, or no slab may hold a valid encoding at all (a one-hot
+coordinate cut in half). :class:`~privtune.federated.FederatedSearch` cuts only the coordinates
+of real parameters.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class SubRegions:
     n_regions : int
         ``P``, the number of sub-regions, ``>= 1``. ``P = 1`` is the whole cube (no
         distributed exploration).
+    splittable : array-like of bool, shape (dim,), optional
+        The coordinates that may be cut; all by default.
 
     Attributes
     ----------
@@ -57,12 +65,21 @@ class SubRegions:
     [2, 3]
     """
 
-    def __init__(self, dim: int, n_regions: int) -> None:
+    def __init__(self, dim: int, n_regions: int, splittable=None) -> None:
         self.dim = check_int("dim", dim)
         self.n_regions = check_int("n_regions", n_regions)
+        mask = np.ones(self.dim, dtype=bool) if splittable is None else np.asarray(splittable)
+        if mask.shape != (self.dim,) or mask.dtype != bool:
+            raise ValueError(f"splittable must be {self.dim} booleans, got {splittable!r}.")
+        if self.n_regions > 1 and not mask.any():
+            raise ValueError(
+                f"n_regions={self.n_regions} sub-regions need a coordinate to split, but none is "
+                "splittable (a search space needs a real parameter); use n_regions=1."
+            )
         splits = np.ones(self.dim, dtype=int)
+        candidates = np.flatnonzero(mask)
         for factor in _prime_factors(self.n_regions):
-            splits[int(np.argmin(splits))] *= factor
+            splits[candidates[int(np.argmin(splits[candidates]))]] *= factor
         self.splits = splits
 
     def index(self, X) -> np.ndarray:

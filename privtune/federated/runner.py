@@ -17,9 +17,11 @@ DP-FTS-DE     a server with ``n_regions=P > 1``, ``q``, ``z`` and ``S``
 ============  ==================================================================
 
 An agent whose step raises is skipped for that round: it keeps its history from before the
-round, sends nothing, and the server counts it, if selected, as a zero vector (see
-:mod:`privtune.federated.server` for why the accounting is unchanged). The failure is logged in
-the round's record by the exception's type only, and warned about once per agent and round.
+round (its generator moves on), sends nothing, and the server counts it, if selected, as a zero
+vector (see :mod:`privtune.federated.server` for why the accounting is unchanged). The failure
+is logged in the round's record by the exception's type only, and warned about once per agent
+and round. A joblib worker process that dies is not an agent's failure: joblib raises, the
+round is lost and the run stops, with every agent as it was after the last finished round.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class RoundRecord:
         Agents whose query of this round was chosen by the server's vectors.
     failed : dict of int to str
         Agents that failed in this round, with the type of the exception.
-    server : RoundStats or None
+    server_stats : RoundStats or None
         The server's log of the broadcast computed after this round, or ``None`` if the
         server did not run.
     """
@@ -58,15 +60,20 @@ class RoundRecord:
     t: int
     n_used_server: int
     failed: dict[int, str] = field(default_factory=dict)
-    server: RoundStats | None = None
+    server_stats: RoundStats | None = None
 
 
 def _step(agent: FTSAgent, t: int, broadcast, send: bool):
-    """One agent's round, wherever it runs: ``(agent, message, error type or None)``."""
+    """One agent's round, wherever it runs: ``(agent, message, error type or None)``.
+
+    A failed agent comes back too: its history is as before the round (``step`` commits last)
+    but its generator has moved on, so the next round does not replay the failure, and the
+    run is the same on any joblib backend as in this process.
+    """
     try:
         message = agent.step(t, broadcast, send=send)
     except Exception as exc:  # an agent's failure must not stop the federation
-        return None, None, type(exc).__name__
+        return agent, None, type(exc).__name__
     return agent, message, None
 
 
@@ -183,6 +190,7 @@ class FederatedRunner:
             messages: list[np.ndarray | None] = []
             failed: dict[int, str] = {}
             for n, (agent, message, error) in enumerate(results):
+                self.agents[n] = agent
                 if error is not None:
                     failed[n] = error
                     warnings.warn(
@@ -190,8 +198,6 @@ class FederatedRunner:
                         RuntimeWarning,
                         stacklevel=2,
                     )
-                else:
-                    self.agents[n] = agent
                 messages.append(message)
             n_used = sum(
                 a.used_server[-1] for n, a in enumerate(self.agents) if t > 0 and n not in failed

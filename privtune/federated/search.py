@@ -7,10 +7,13 @@ part. What leaves a party is only its vector ``omega_{n,t}``, sent to the server
 broadcasts the privatized aggregate (:class:`~privtune.federated.DPFTSServer`).
 
 Trust model (the paper's, footnote 2): the server is trusted; the other parties and anyone who
-sees the broadcasts are not. The broadcasts are ``(epsilon, delta)`` user-level DP: they hide
-whether any one party took part, its data and its scores included. This estimator runs the
-server and every party; its attributes (each party's scores and recommendations, the server's
-log in ``trace_``) are what a trusted server and each party would hold, not a private release.
+sees the broadcasts are not. The broadcasts are ``(epsilon, delta)`` user-level DP in each
+party's contribution: its data, its scores and its vectors. The neighbouring relation is the
+paper's: one party's contribution present or replaced by nothing, with the number of parties
+and their sub-regions public (the weights are normalized over all N parties, so ``N`` itself
+is not hidden). This estimator runs the server and every party; its attributes (each party's
+scores and recommendations, the server's log in ``trace_``) are what a trusted server and
+each party would hold, not a private release.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ..features import RandomFourierFeatures
 from ..privacy.accounting import default_delta
 from ..privacy.curator import _check_value_range
 from ..sklearn import known_score_range
-from ..space import SearchSpace
+from ..space import Real, SearchSpace
 from .agent import FTSAgent, server_probability
 from .regions import SubRegions
 from .runner import FederatedRunner
@@ -178,7 +181,11 @@ class FederatedSearch(BaseEstimator):
         Parties' rounds in parallel through joblib (any backend, Dask's included); ``None``
         runs them in this process.
     random_state : int or None, default=None
-        Seed of the features, the splits, the parties and the server.
+        Seed of the shared features, the splits and the parties' own randomness.
+    noise_random_state : int or None, default=None
+        Seed of the server's subsampling and noise. ``None`` (the default) draws it from the
+        operating system: anyone who knows the seed can regenerate the noise, so set it only
+        for experiments.
     verbose : int, default=0
         Print one line per round when ``> 0``.
 
@@ -191,8 +198,8 @@ class FederatedSearch(BaseEstimator):
     best_scores_ : ndarray of shape (N,)
         Each party's best score.
     scores_ : ndarray of shape (N, n_init + n_iter)
-        Each party's scores in order (a party skipped in a round has fewer scores: its row
-        ends in NaN).
+        Each party's scores in order, clipped to ``value_range`` (a failed fit is its lowest
+        value; a party skipped in a round has fewer scores: its row ends in NaN).
     epsilon_ : float
         The privacy loss of the broadcasts at ``delta_`` (tightest of dp-accounting's RDP and
         PLD accountants); ``inf`` without privacy, 0 without communication.
@@ -200,8 +207,8 @@ class FederatedSearch(BaseEstimator):
         The delta of ``epsilon_``.
     trace_ : list of dict
         One entry per round: ``round``, ``n_used_server``, ``n_failed``, ``n_selected``,
-        ``n_clipped``, ``phi_max``, ``noise_std``, ``mean_best_score`` (the mean over parties
-        of their best score so far). The server's log, not a private release.
+        ``n_clipped``, ``phi_max``, ``noise_std``. The server's log, not a private release;
+        it holds no score.
     runner_ : FederatedRunner
         The agents and the server, for inspection. It is set before the first round, so after
         an interrupted ``fit`` each agent still holds the rounds it finished (``agent.X``,
@@ -243,6 +250,7 @@ class FederatedSearch(BaseEstimator):
         validation_size: float = 0.5,
         n_jobs: int | None = None,
         random_state: int | None = None,
+        noise_random_state: int | None = None,
         verbose: int = 0,
     ) -> None:
         self.estimator = estimator
@@ -265,6 +273,7 @@ class FederatedSearch(BaseEstimator):
         self.validation_size = validation_size
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.noise_random_state = noise_random_state
         self.verbose = verbose
 
     def _value_range(self) -> tuple[float, float]:
@@ -311,13 +320,21 @@ class FederatedSearch(BaseEstimator):
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         classifier = is_classifier(self.estimator)
 
-        seeds = np.random.SeedSequence(self.random_state).generate_state(3 * n_parties + 2)
+        seeds = np.random.SeedSequence(self.random_state).generate_state(3 * n_parties + 1)
         features = RandomFourierFeatures(space.dim, m // 2, self.lengthscale, seed=int(seeds[0]))
-        regions = SubRegions(space.dim, P)
+        splittable = np.zeros(space.dim, dtype=bool)
+        for name, dimension in space.items():
+            splittable[space.slices[name]] = isinstance(dimension, Real)
+        if P > 1 and not splittable.any():
+            raise ValueError(
+                f"P={P} sub-regions split the real parameters' ranges, and the space has none; "
+                "use P=1."
+            )
+        regions = SubRegions(space.dim, P, splittable)
         assignment = np.arange(n_parties) % P
         agents = []
         for n, (X, y) in enumerate(pairs):
-            split = _split(X, y, self.validation_size, classifier, int(seeds[2 + n]))
+            split = _split(X, y, self.validation_size, classifier, int(seeds[1 + n]))
             objective = _PartyObjective(self.estimator, space, scorer, split, value_range, n)
             agents.append(
                 FTSAgent(
@@ -329,21 +346,22 @@ class FederatedSearch(BaseEstimator):
                     lam=self.lam,
                     server_prob=schedule,
                     snap=space.snap,
-                    seed=int(seeds[2 + n_parties + n]),
+                    seed=int(seeds[1 + n_parties + n]),
                 )
             )
-        server = None
-        if self.server_prob != "never":
-            server = DPFTSServer(
-                assignment,
-                m,
-                n_regions=P,
-                q=q,
-                z=self.z,
-                S=self.S if private else None,
-                weight_schedule=self.weight_schedule,
-                seed=int(seeds[1]),
-            )
+        # built (and so checked) even for standard TS, which then leaves it out
+        server = DPFTSServer(
+            assignment,
+            m,
+            n_regions=P,
+            q=q,
+            z=self.z,
+            S=self.S if private else None,
+            weight_schedule=self.weight_schedule,
+            seed=self.noise_random_state,
+        )
+        if self.server_prob == "never":
+            server = None
         self._space = space
         self._value_range_ = value_range
         return FederatedRunner(agents, server, server_rounds=self.server_rounds, n_jobs=self.n_jobs)
@@ -364,14 +382,12 @@ class FederatedSearch(BaseEstimator):
         runner = self._build(pairs)
         lo, hi = self._value_range_
         length = self.n_init + self.n_iter
-        best_so_far = np.full(len(pairs), -np.inf)
         self.trace_: list[dict[str, Any]] = []
 
         def log(r: FederatedRunner, record) -> None:
-            for n, agent in enumerate(r.agents):
-                if agent.y.size:
-                    best_so_far[n] = lo + (hi - lo) * float(agent.y.max())
-            stats = record.server
+            # the server's log: counts and noise scales, never a score (those stay with
+            # their party, in scores_)
+            stats = record.server_stats
             entry = {
                 "round": record.t,
                 "n_used_server": record.n_used_server,
@@ -380,14 +396,13 @@ class FederatedSearch(BaseEstimator):
                 "n_clipped": None if stats is None else stats.n_clipped,
                 "phi_max": None if stats is None else stats.phi_max,
                 "noise_std": None if stats is None else stats.noise_std,
-                "mean_best_score": float(np.mean(best_so_far)),
             }
             self.trace_.append(entry)
             if self.verbose > 0:
                 print(
-                    f"[FederatedSearch] round {record.t}/{self.n_iter}: mean best score "
-                    f"{entry['mean_best_score']:.4f}, {record.n_used_server} parties used the "
-                    f"server, {len(record.failed)} failed"
+                    f"[FederatedSearch] round {record.t}/{self.n_iter}: "
+                    f"{record.n_used_server} parties chose by the server's vectors, "
+                    f"{len(record.failed)} failed"
                 )
 
         # kept before the rounds: an interrupted fit leaves every finished round in the agents

@@ -14,8 +14,8 @@ sub-region. With privacy on (``z`` given) that is Alg. 1 exactly:
 The ``P`` vectors are one Gaussian mechanism on the joint vector (Sec. 3.3): a selected agent
 moves it by at most ``phi_max S / q`` in L2 norm, so the noise multiplier of every round is
 ``z`` and the rounds compose as the Poisson-subsampled Gaussian mechanism, accounted by
-:func:`privtune.privacy.accounting.subsampled_gaussian_epsilon` (add-or-remove one agent's whole
-participation: user-level DP).
+:func:`privtune.privacy.accounting.subsampled_gaussian_epsilon` (one agent's whole contribution
+present or replaced by nothing, with ``N`` and the assignment public: user-level DP).
 
 Weights (Sec. 3.2 and App. B): ``phi_n^(i) = softmax_n((a 1[n explores X_i] + 1) / T_t)`` with
 ``a = 15`` and the temperature ``T_t = a / (a_t - 1)``, where ``a_t = a + 1`` for the first
@@ -43,7 +43,7 @@ import numpy as np
 
 from .._checks import check_int
 
-__all__ = ["DPFTSServer", "RoundStats", "softmax_weights", "weight_exponent"]
+__all__ = ["DPFTSServer", "RoundStats", "inverse_temperature", "softmax_weights"]
 
 
 def _check_float(name: str, value, *, low: float, high: float = math.inf, closed_high=True):
@@ -62,7 +62,7 @@ def _check_float(name: str, value, *, low: float, high: float = math.inf, closed
     return v
 
 
-def weight_exponent(t: int, a: float = 15.0, hold: int = 10, decay: int = 30) -> float:
+def inverse_temperature(t: int, a: float = 15.0, hold: int = 10, decay: int = 30) -> float:
     """``1 / T_t = (a_t - 1) / a``, the inverse temperature of round ``t`` (App. B).
 
     ``a_t = a + 1`` for ``t <= hold``; then it falls linearly from ``a + 1`` (at ``t = hold +
@@ -71,7 +71,7 @@ def weight_exponent(t: int, a: float = 15.0, hold: int = 10, decay: int = 30) ->
 
     Examples
     --------
-    >>> [round(15 * weight_exponent(t, hold=5, decay=5) + 1, 2) for t in range(5, 12)]
+    >>> [round(15 * inverse_temperature(t, hold=5, decay=5) + 1, 2) for t in range(5, 12)]
     [16.0, 16.0, 12.25, 8.5, 4.75, 1.0, 1.0]
     """
     t = max(int(t), 1)
@@ -218,8 +218,8 @@ class DPFTSServer:
 
     def weights(self, t: int) -> np.ndarray:
         """``phi_n^(i)`` of round ``t``, shape ``(P, N)``."""
-        beta = weight_exponent(t, self.a, self.hold, self.decay)
-        return softmax_weights(self.assignment, self.n_regions, beta, self.a)
+        tau = inverse_temperature(t, self.a, self.hold, self.decay)
+        return softmax_weights(self.assignment, self.n_regions, tau, self.a)
 
     def aggregate(
         self, vectors: Sequence[np.ndarray | None], t: int

@@ -22,9 +22,10 @@ Poisson-subsampled Gaussian mechanism with parameters ``(q, z)``, which is what
 :func:`subsampled_gaussian_epsilon` accounts for: pass as ``steps`` the number of broadcasts the
 server actually made. The paper's Fig. 2 values are those of ``steps = T = 40``.
 
-Neighbouring relation: user-level, add-or-remove one agent, with all of its vectors over all
-rounds (dp-accounting's ``ADD_OR_REMOVE_ONE``). The guarantee covers the server's broadcasts; the
-server itself sees the raw vectors and must be trusted.
+Neighbouring relation: user-level, one agent's vectors over all rounds present or replaced by
+nothing (a term of the server's sum added or removed, dp-accounting's ``ADD_OR_REMOVE_ONE``),
+with the number of agents and their weights public, as in the paper's analysis. The guarantee
+covers the server's broadcasts; the server itself sees the raw vectors and must be trusted.
 
 Why these numbers are smaller than the paper's
 ----------------------------------------------
