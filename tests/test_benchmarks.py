@@ -273,8 +273,8 @@ def test_dai_quick_mode_runs_and_summarizes(tmp_path):
     assert eps["pld"] <= eps["rdp"]  # 4 broadcasts at q = 0.25, z = 1, delta = 1/8^1.1
     assert (tmp_path / "dai_synthetic.png").stat().st_size > 0
     svm = json.loads((tmp_path / "dai_svm.json").read_text())["summary"]
-    assert set(svm) == {"TS", "z=1"}
-    assert svm["TS"]["epsilon"] == 0.0 and svm["z=1"]["epsilon"] > 0.0
+    assert set(svm) == {"TPE", "TS", "z=1"}
+    assert svm["TPE"]["epsilon"] == svm["TS"]["epsilon"] == 0.0 and svm["z=1"]["epsilon"] > 0.0
     for entry in svm.values():
         assert len(entry["mean"]) == 10 + 3 and 0.0 <= entry["best_auc"]["3"] <= 1.0
     assert (tmp_path / "dai_svm.png").stat().st_size > 0
