@@ -177,34 +177,13 @@ class PidScorer:
         return float(np.mean(estimator.predict(X) == y))
 
 
-def test_a_dask_local_cluster_runs_the_parties():
-    """The parties step on a real LocalCluster (loopback) through joblib's Dask backend.
-
-    Needs the ``distributed`` extra; ``.ci/run`` installs it (``PRIVTUNE_REQUIRE_SERVERS=1``
-    turns a missing one into a failure).
-    """
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
-            pytest.fail("dask.distributed is not installed but PRIVTUNE_REQUIRE_SERVERS=1.")
-        pytest.skip("dask.distributed is not installed (the 'distributed' extra)")
+def test_a_dask_local_cluster_runs_the_parties(dask_client):
+    """The parties step on a real LocalCluster (loopback) through joblib's Dask backend."""
     local = search(scoring=PidScorer(), value_range=(0.0, 1.0)).fit(PARTIES)
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster) as client,
-        joblib.parallel_config(backend="dask"),
-        warnings.catch_warnings(),
-    ):
+    with joblib.parallel_config(backend="dask"), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # dask's notes on large graphs
         remote = search(n_jobs=-1, scoring=PidScorer(), value_range=(0.0, 1.0)).fit(PARTIES)
-        workers = set(client.run(os.getpid).values())
+    workers = set(dask_client.run(os.getpid).values())
     # every evaluation ran in one of the cluster's worker processes, none in this one
     pids = {p for agent in remote.runner_.agents for p in agent.objective.scorer.pids}
     assert pids and pids <= workers and os.getpid() not in pids

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import pickle
 import re
 import warnings
@@ -369,31 +368,11 @@ def test_an_interrupted_search_says_so_and_keeps_what_it_spent():
 
 
 # -- distributed cross-validation -----------------------------------------------------------------
-def test_a_dask_local_cluster_gives_the_same_search():
-    """joblib's Dask backend on a real LocalCluster (loopback) against the local backend.
-
-    Needs the ``distributed`` extra; ``.ci/run`` installs it (``PRIVTUNE_REQUIRE_SERVERS=1``
-    turns a missing one into a failure).
-    """
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
-            pytest.fail("dask.distributed is not installed but PRIVTUNE_REQUIRE_SERVERS=1.")
-        pytest.skip("dask.distributed is not installed (the 'distributed' extra)")
+def test_a_dask_local_cluster_gives_the_same_search(dask_client):
+    """joblib's Dask backend on a real LocalCluster (loopback) against the local backend."""
     kwargs = {"epsilon": 2.0, "noise_random_state": 3, "n_iter": 6, "batch_size": 2, "n_jobs": 2}
     local = search(**kwargs).fit(X, Y)
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster),
-        joblib.parallel_config(backend="dask"),
-    ):
+    with joblib.parallel_config(backend="dask"):
         remote = search(**kwargs).fit(X, Y)
     # The fits ran on the cluster's workers; the seeded search is the same search.
     assert remote.cv_results_["params"] == local.cv_results_["params"]
