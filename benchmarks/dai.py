@@ -179,7 +179,10 @@ def run_synthetic(
     }
 
 
-def _load_runs(runs_dir: Path, names, runs, tag: str, compute) -> list[dict]:
+def _load_runs(bench_dir: Path, names, runs, tag: str, compute) -> list[dict]:
+    """The runs saved under ``bench_dir / "runs"``, computing the missing ones here."""
+    runs_dir = bench_dir / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for run in runs:
         for name in names:
@@ -206,11 +209,9 @@ def _epsilons(q: float, z: float, steps: int, delta: float) -> dict:
 
 
 def synthetic(args) -> dict:
-    runs_dir = args.out / "dai_synthetic" / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
     tag = f"N{args.N}-T{args.T}"
     compute = functools.partial(run_synthetic, N=args.N, T=args.T)
-    rows = _load_runs(runs_dir, args.settings, args.runs, tag, compute)
+    rows = _load_runs(args.out / "dai_synthetic", args.settings, args.runs, tag, compute)
     delta = default_delta(args.N)
     summary = {}
     for name in args.settings:
@@ -385,11 +386,9 @@ def run_svm(setting: str, run: int, n_parties: int, n_iter: int) -> dict:
 
 
 def svm(args) -> dict:
-    runs_dir = args.out / "dai_svm" / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
     tag = f"N{args.parties}-T{args.n_iter}"
     compute = functools.partial(run_svm, n_parties=args.parties, n_iter=args.n_iter)
-    rows = _load_runs(runs_dir, args.settings, args.runs, tag, compute)
+    rows = _load_runs(args.out / "dai_svm", args.settings, args.runs, tag, compute)
     n_init = 10
     summary = {}
     for name in args.settings:

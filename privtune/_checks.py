@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["check_int"]
+__all__ = ["check_float", "check_int"]
 
 
 def check_int(name: str, value, minimum: int = 1) -> int:
@@ -12,3 +14,24 @@ def check_int(name: str, value, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
+
+
+def check_float(
+    name: str, value, *, low: float, high: float = math.inf, closed_high: bool = True
+) -> float:
+    """``value`` as a finite ``float`` in ``(low, high]`` (``(low, high)`` with
+    ``closed_high=False``), or an error naming ``name`` and the allowed range: a ``TypeError``
+    for a non-number, a ``ValueError`` for a number outside the range."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a float, got {value!r}.")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a float, got {value!r}.") from None
+    if not (math.isfinite(v) and v > low and (v <= high if closed_high else v < high)):
+        if high == math.inf:
+            interval = f"> {low:g} (finite)"
+        else:
+            interval = f"({low:g}, {high:g}{']' if closed_high else ')'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}.")
+    return v

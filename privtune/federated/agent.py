@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-from .._checks import check_int
+from .._checks import check_float, check_int
 from ..acquisition import argmax_random_tie, maximize
 from ..features import RandomFourierFeatures
 from .regions import SubRegions
@@ -162,9 +162,7 @@ class FTSAgent:
         if self.region >= regions.n_regions:
             raise ValueError(f"region must be < n_regions={regions.n_regions}, got {region}.")
         self.n_init = check_int("n_init", n_init)
-        self.lam = float(lam)
-        if not (math.isfinite(self.lam) and self.lam > 0):
-            raise ValueError(f"lam must be a finite float > 0, got {lam!r}.")
+        self.lam = check_float("lam", lam, low=0.0)
         self.beta = float(beta)
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be a finite float >= 0, got {beta!r}.")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._checks import check_int
+from ..privacy.accounting import default_delta
 from .agent import FTSAgent
 from .server import DPFTSServer, RoundStats
 
@@ -218,8 +219,6 @@ class FederatedRunner:
 
         0 when the server never ran, ``inf`` when it ran without privacy.
         """
-        from ..privacy.accounting import default_delta
-
         if self.server is None or self.server.n_releases == 0:
             return 0.0
         if not self.server.private:

@@ -19,7 +19,6 @@ each party would hold, not a private release.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from typing import Any
 
@@ -29,7 +28,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 
-from .._checks import check_int
+from .._checks import check_float, check_int
 from ..features import RandomFourierFeatures
 from ..privacy.accounting import default_delta
 from ..privacy.curator import _check_value_range
@@ -300,10 +299,7 @@ class FederatedSearch(BaseEstimator):
         m = check_int("n_features", self.n_features, minimum=2)
         if m % 2:
             raise ValueError(f"n_features must be even (cos/sin pairs), got {m}.")
-        if not isinstance(self.validation_size, numbers.Real) or not (
-            0.0 < self.validation_size < 1.0
-        ):
-            raise ValueError(f"validation_size must be in (0, 1), got {self.validation_size!r}.")
+        check_float("validation_size", self.validation_size, low=0.0, high=1.0, closed_high=False)
         schedule = server_probability(self.server_prob)
         private = self.z is not None
         q = (_DEFAULT_Q if private else 1.0) if self.q is None else self.q
@@ -313,9 +309,7 @@ class FederatedSearch(BaseEstimator):
                 "pass z=None to run without privacy."
             )
         if self.delta is not None and private:
-            d = self.delta
-            if not (isinstance(d, numbers.Real) and 0.0 < d < 1.0):
-                raise ValueError(f"delta must be in (0, 1), got {d!r}.")
+            check_float("delta", self.delta, low=0.0, high=1.0, closed_high=False)
         value_range = self._value_range()
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         classifier = is_classifier(self.estimator)

@@ -41,25 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_float, check_int
+from ..privacy.accounting import subsampled_gaussian_epsilon
 
 __all__ = ["DPFTSServer", "RoundStats", "inverse_temperature", "softmax_weights"]
-
-
-def _check_float(name: str, value, *, low: float, high: float = math.inf, closed_high=True):
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a float, got {value!r}.")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a float, got {value!r}.") from None
-    ok = math.isfinite(v) and v > low and (v <= high if closed_high else v < high)
-    if not ok:
-        interval = f"({low:g}, {high:g}{']' if closed_high else ')'}"
-        if high == math.inf:
-            interval = f"> {low:g} (finite)"
-        raise ValueError(f"{name} must be in {interval}, got {value!r}.")
-    return v
 
 
 def inverse_temperature(t: int, a: float = 15.0, hold: int = 10, decay: int = 30) -> float:
@@ -194,9 +179,9 @@ class DPFTSServer:
                 f"({self.n_agents}): each sub-region needs an agent to explore it."
             )
         self.assignment = assignment.astype(int)
-        self.q = _check_float("q", q, low=0.0, high=1.0)
-        self.z = None if z is None else _check_float("z", z, low=0.0)
-        self.S = None if S is None else _check_float("S", S, low=0.0)
+        self.q = check_float("q", q, low=0.0, high=1.0)
+        self.z = None if z is None else check_float("z", z, low=0.0)
+        self.S = None if S is None else check_float("S", S, low=0.0)
         if self.z is not None and self.S is None:
             raise ValueError("S (the clipping threshold) is required when z is given.")
         if self.z is None and self.q != 1.0:
@@ -204,7 +189,7 @@ class DPFTSServer:
                 "q < 1 subsamples agents for privacy; without z (no noise) there is no privacy "
                 "to amplify. Give z, or leave q=1."
             )
-        self.a = _check_float("a", a, low=0.0)
+        self.a = check_float("a", a, low=0.0)
         hold, decay = weight_schedule
         self.hold = check_int("weight_schedule[0] (hold)", hold, minimum=0)
         self.decay = check_int("weight_schedule[1] (decay)", decay, minimum=1)
@@ -291,8 +276,6 @@ class DPFTSServer:
         """The privacy loss of the broadcasts so far at ``delta`` (``inf`` without privacy)."""
         if not self.private:
             return math.inf
-        from ..privacy.accounting import subsampled_gaussian_epsilon
-
         return subsampled_gaussian_epsilon(self.q, self.z, self.n_releases, delta, accountant)
 
     def __repr__(self) -> str:
