@@ -615,6 +615,7 @@ default="moma"
                 snap=space.snap,
                 optimizer_kwargs=self.optimizer_kwargs,
                 noise_seed=noise_seed,
+                layout=space.layout,
             ),
             [t.number for t in completed],
             X,

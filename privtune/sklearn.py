@@ -611,10 +611,12 @@ default="moma"
                     optimizer_kwargs=self.optimizer_kwargs,
                     budget=self.n_iter,
                     noise_seed=self._qff_noise_seed,
+                    layout=space.layout,
                 ),
                 list(range(len(history))),
                 history.U,
                 history.rewards(scale),
+                ~np.isfinite(history.values),  # a failure's penalty is exact
             )
             return opt, scale
 

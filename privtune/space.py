@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from .cube import MAX_GRID, Block
+
 __all__ = ["Categorical", "Dimension", "Integer", "Real", "SearchSpace"]
 
 # Decoding clips points into the cube, but only up to this distance: a coordinate further out is a
@@ -707,6 +709,27 @@ class SearchSpace(Mapping[str, Dimension]):
     def slices(self) -> Mapping[str, slice]:
         """For each parameter, the slice of its columns in a cube point."""
         return MappingProxyType(self._slices)
+
+    @cached_property
+    def layout(self) -> tuple[Block, ...]:
+        """The parameters' blocks of cube coordinates, in order (see :mod:`privtune.cube`).
+
+        A categorical parameter is a one-hot block; an integer parameter (or a real one with a
+        step) with at most :data:`privtune.cube.MAX_GRID` values is a discrete block whose grid
+        holds the encodings of its values; every other parameter is a real block.
+        """
+        blocks = []
+        for name, dimension in self._dimensions.items():
+            columns = self._slices[name]
+            if isinstance(dimension, Categorical):
+                blocks.append(Block(columns.start, columns.stop, "categorical"))
+            elif dimension._discrete and dimension._n_steps + 1 <= MAX_GRID:
+                values = dimension.low + np.arange(dimension._n_steps + 1) * dimension.step
+                grid = dimension._forward(np.minimum(values, dimension.high).astype(float))
+                blocks.append(Block(columns.start, columns.stop, "discrete", tuple(grid)))
+            else:
+                blocks.append(Block(columns.start, columns.stop))
+        return tuple(blocks)
 
     def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
         """Encode one configuration as a point of the cube.

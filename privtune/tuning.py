@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .cube import Block
 from .kernels import Matern
 from .optimizers import (
     ATAGPUCB,
@@ -192,6 +193,7 @@ def make_optimizer(
     optimizer_kwargs: dict[str, Any] | None = None,
     budget: int | None = None,
     noise_seed: int | None = None,
+    layout: tuple[Block, ...] | None = None,
 ) -> BaseOptimizer:
     """The optimizer of ``algorithm`` with the tuning defaults.
 
@@ -289,18 +291,33 @@ def make_optimizer(
             go_kwargs["horizon"] = int(budget)
         go_kwargs.update(optimizer_kwargs or {})
         return GOUCB(dim, **go_kwargs)
-    kwargs: dict[str, Any] = {
-        "kernel": Matern(default_lengthscale(dim), nu=2.5),
-        "fit_lengthscale": True,
-        "B": 0.5,
-        "R": 0.5,
-        "lam": NON_PRIVATE_LAM if epsilon is None else 1.0 + 8.0 / float(epsilon) ** 2,
-        "epsilon": epsilon,
-        "seed": seed,
-        "snap": snap,
-    }
-    kwargs.update(optimizer_kwargs or {})
+    kwargs: dict[str, Any] = {"B": 0.5, "R": 0.5, "epsilon": epsilon, "seed": seed, "snap": snap}
+    overrides = dict(optimizer_kwargs or {})
+    if cls in EXACT_GP and overrides.get("surrogate", "fitted") == "fitted":
+        kwargs.update(
+            surrogate="fitted",
+            layout=layout,
+            noise_var=0.0 if epsilon is None else laplace_noise_var(epsilon),
+        )
+    else:
+        kwargs.update(
+            kernel=Matern(default_lengthscale(dim), nu=2.5),
+            fit_lengthscale=True,
+            lam=NON_PRIVATE_LAM if epsilon is None else 1.0 + 8.0 / float(epsilon) ** 2,
+        )
+    kwargs.update(overrides)
     return cls(dim, **kwargs)
+
+
+#: The algorithms whose surrogate is the exact GP of :mod:`privtune.gp`.
+EXACT_GP = (GPUCB, TGPUCB, RandomSearch)
+
+
+def laplace_noise_var(epsilon: float) -> float:
+    """The variance ``2 (2 / epsilon)^2 = 8 / epsilon^2`` of the curator's Laplace noise in
+    reward units: a score range ``hi - lo`` maps to 2, so the scale ``(hi - lo) / epsilon``
+    becomes ``2 / epsilon``."""
+    return 8.0 / float(epsilon) ** 2
 
 
 @dataclass(frozen=True)
@@ -400,6 +417,7 @@ class Replay:
         keys: Sequence[Hashable],
         X: np.ndarray,
         rewards: np.ndarray,
+        exact: np.ndarray | None = None,
     ) -> BaseOptimizer:
         """Return an optimizer told exactly ``(X, rewards)`` in order, pending points cleared.
 
@@ -414,6 +432,9 @@ class Replay:
             One identifier per history row (e.g. the trial number), in order.
         X : ndarray of shape (n, dim)
         rewards : ndarray of shape (n,)
+        exact : ndarray of bool of shape (n,), optional
+            Rows whose reward is exact (a failure's penalty, which no curator released): told
+            with noise variance 0 instead of the optimizer's ``noise_var``.
 
         Returns
         -------
@@ -438,7 +459,8 @@ class Replay:
         opt.clear_pending()
         if len(keys) > n_old:
             try:
-                opt.tell(X[n_old:], rewards[n_old:])
+                noise = None if exact is None else np.where(exact[n_old:], 0.0, opt.noise_var)
+                opt.tell(X[n_old:], rewards[n_old:], noise)
             except BaseException:
                 self.clear()
                 raise

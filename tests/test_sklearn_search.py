@@ -165,9 +165,9 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorit
         opt = make(*args, **kwargs)
         tell = opt.tell
 
-        def recording_tell(x, y):
+        def recording_tell(x, y, noise_var=None):
             told.extend(np.atleast_1d(y).tolist())
-            tell(x, y)
+            tell(x, y, noise_var)
 
         opt.tell = recording_tell
         return opt

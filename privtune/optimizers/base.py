@@ -29,11 +29,17 @@ import numpy as np
 
 from .._checks import check_int
 from ..acquisition import maximize
+from ..cube import Block, check_layout
+from ..gp import Priors
 from ..kernels import Kernel, fit_lengthscale, make_kernel
 
-__all__ = ["BaseOptimizer"]
+__all__ = ["SURROGATES", "BaseOptimizer"]
 
 _CUBE_TOL = 1e-9
+
+#: ``"fixed"``: the papers' model (``kernel`` and ``lam`` as given, zero mean); ``"fitted"``:
+#: the fitted ARD Matérn-5/2 GP of :mod:`privtune.gp`.
+SURROGATES = ("fixed", "fitted")
 
 
 def _check_positive(name: str, value, *, allow_none: bool = False):
@@ -47,6 +53,18 @@ def _check_positive(name: str, value, *, allow_none: bool = False):
         raise TypeError(f"{name} must be a float > 0, got {value!r}.") from None
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
+    return v
+
+
+def _check_noise_var(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a float >= 0, got {value!r}.")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a float >= 0, got {value!r}.") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{name} must be a finite float >= 0, got {value!r}.")
     return v
 
 
@@ -121,6 +139,22 @@ class BaseOptimizer:
         Raw samples of the multi-start acquisition optimiser.
     n_restarts : int, default=3
         L-BFGS-B starts of the acquisition optimiser.
+    surrogate : {"fixed", "fitted"}, default="fixed"
+        ``"fixed"`` is the papers' model: ``kernel`` and ``lam`` as given, zero prior mean,
+        unit signal variance (the reproductions use it). ``"fitted"`` is the surrogate of
+        :mod:`privtune.gp`: ARD Matérn-5/2 over ``layout``, constant mean, signal variance,
+        lengthscales and a nugget fitted by MAP, rewards standardised, and each reward's known
+        noise variance (``noise_var``) fixed in the likelihood; ``kernel`` and ``lam`` are then
+        not used by the exact-GP optimizers.
+    layout : sequence of privtune.cube.Block, optional
+        The parameters' blocks of coordinates (a search space's ``layout``): one lengthscale per
+        parameter in the fitted surrogate. Default: every coordinate is a real parameter.
+    noise_var : float, default=0.0
+        The known noise variance of a told reward, in reward units (the curator's: ``2 b^2``
+        for Laplace noise of scale ``b``), used by the fitted surrogate; :meth:`tell` can give
+        each reward its own.
+    priors : privtune.gp.Priors, optional
+        The priors of the fitted surrogate.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -142,6 +176,10 @@ class BaseOptimizer:
         snap: Callable[[np.ndarray], np.ndarray] | None = None,
         n_raw_samples: int = 512,
         n_restarts: int = 3,
+        surrogate: str = "fixed",
+        layout: tuple[Block, ...] | None = None,
+        noise_var: float = 0.0,
+        priors: Priors | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.kernel = make_kernel(kernel)
@@ -158,9 +196,23 @@ class BaseOptimizer:
         self.snap = snap
         self.n_raw_samples = int(n_raw_samples)
         self.n_restarts = int(n_restarts)
+        if surrogate not in SURROGATES:
+            raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
+        self.surrogate = surrogate
+        if surrogate == "fitted" and self.fit_lengthscale:
+            raise ValueError(
+                "fit_lengthscale=True refits the fixed surrogate's single lengthscale; the "
+                'fitted surrogate fits its own. Use one or the other (surrogate="fixed").'
+            )
+        self.layout = check_layout(layout, self.dim)
+        self.noise_var = _check_noise_var("noise_var", noise_var)
+        if priors is not None and not isinstance(priors, Priors):
+            raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
+        self.priors = priors
         self._rng = np.random.default_rng(seed)
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
+        self._v: list[float] = []  # the known noise variance of each told reward
         self._pending: list[np.ndarray] = []
         self._uniform = False
 
@@ -228,7 +280,7 @@ class BaseOptimizer:
         self._pending.append(np.array(x, dtype=float))
         return np.array(x, dtype=float)
 
-    def tell(self, x, y) -> None:
+    def tell(self, x, y, noise_var=None) -> None:
         """Report the reward(s) ``y`` observed at ``x``.
 
         Parameters
@@ -236,6 +288,9 @@ class BaseOptimizer:
         x : array_like of shape (dim,) or (n, dim)
         y : float or array_like of shape (n,)
             Finite rewards (privatized ones when privacy is on).
+        noise_var : float or array_like of shape (n,), optional
+            The known noise variance of each reward, in reward units (default: the
+            constructor's ``noise_var``); the fitted surrogate fixes it in its likelihood.
         """
         X = np.asarray(x, dtype=float)
         X = X.reshape(1, -1) if X.ndim == 1 else X
@@ -253,10 +308,16 @@ class BaseOptimizer:
             )
         if not np.all(np.isfinite(Y)):
             raise ValueError("y must be finite; an infinite reward cannot be learned from.")
-        for xi, yi in zip(X, Y, strict=True):
+        V = np.broadcast_to(
+            self.noise_var if noise_var is None else np.asarray(noise_var, dtype=float), Y.shape
+        )
+        for v in np.unique(V):
+            _check_noise_var("noise_var", v)
+        for xi, yi, vi in zip(X, Y, V, strict=True):
             self._remove_pending(xi)
             self._X.append(xi.copy())
             self._y.append(float(yi))
+            self._v.append(float(vi))
             self._observe(xi, float(yi))
             if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
                 self._refit_kernel()
@@ -397,8 +458,10 @@ class BaseOptimizer:
         return reps + 0.05 * self._rng.standard_normal(reps.shape)
 
     def _anchor_ranking(self) -> tuple[np.ndarray, np.ndarray]:
-        """The points the anchors perturb and their ranking score: the told points and rewards."""
-        return self.X, self.y
+        """The points the anchors perturb and their ranking score: the told points and their
+        posterior means (under noise the best told reward is mostly the luckiest draw)."""
+        X = self.X
+        return X, self._mean(X)
 
     def _all_pending(self, extra) -> np.ndarray | None:
         parts = [self.pending]

@@ -358,6 +358,11 @@ class GOUCB(BaseOptimizer):
         var = np.sum((G @ S) * G, axis=1)
         return self.model.value(X, w), np.maximum(var, 0.0)
 
+    def _anchor_ranking(self) -> tuple[np.ndarray, np.ndarray]:
+        """The told points ranked by their told rewards (GO-UCB's network, fitted by the
+        oracle, is not a pooling posterior mean)."""
+        return self.X, self.y
+
     def _mean(self, X: np.ndarray) -> np.ndarray:
         return self.model.value(X, self._current_w())
 

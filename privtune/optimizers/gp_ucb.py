@@ -8,14 +8,15 @@
 - :class:`RandomSearch` — uniform proposals, with the same GP posterior for ``predict`` and
   ``recommend`` (so a private random search and private BO pick by the same rule).
 
-The GP posterior (eqs. 2-3 of Zhou & Tan) is kept as a Cholesky factor of ``K_t + lambda I``
-that grows by one row per reward (O(t^2) per update, never a cubic refactorisation).
+The GP posterior is :class:`privtune.gp.GaussianProcess`: with ``surrogate="fixed"`` the
+papers' eqs. 2-3 (zero mean, ``K_t + lambda I``), with ``surrogate="fitted"`` the fitted ARD
+model with each reward's known noise variance. Its Cholesky factor grows by one row per reward
+(O(t^2) per update) between refits of the hyperparameters.
 
 Notation
 --------
-L_chol : (t, t)  lower Cholesky factor of K_t + lam I
-alpha  : (t,)    (K_t + lam I)^{-1} y_used, y_used the (possibly truncated) rewards
-gamma_t          empirical information gain 1/2 ln det(I + K_t / lam), the computable stand-in
+y_used : (t,)    the (possibly truncated) rewards the model learns from
+gamma_t          empirical information gain 1/2 ln det(I + K_t / noise), the computable stand-in
                  for the maximum information gain gamma_t of the theorems
 """
 
@@ -24,122 +25,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg
 
+from ..gp import GaussianProcess
 from .base import BaseOptimizer, check_alpha
 
 __all__ = ["GPUCB", "TGPUCB", "RandomSearch"]
-
-
-class _IncrementalGP:
-    """Exact GP posterior with a Cholesky factor extended one row at a time."""
-
-    def __init__(self, kernel, lam: float, dim: int) -> None:
-        self.kernel = kernel
-        self.lam = lam
-        self.dim = dim
-        self._cap = 0
-        self._L = np.zeros((0, 0))
-        self._X = np.zeros((0, dim))
-        self._y = np.zeros(0)
-        self.n = 0
-        self.alpha = np.zeros(0)
-        self.log_det = 0.0  # ln det(K_t + lam I)
-
-    def _grow(self) -> None:
-        cap = max(16, 2 * self._cap)
-        L = np.zeros((cap, cap))
-        L[: self.n, : self.n] = self._L[: self.n, : self.n]
-        X = np.zeros((cap, self.dim))
-        X[: self.n] = self._X[: self.n]
-        y = np.zeros(cap)
-        y[: self.n] = self._y[: self.n]
-        self._L, self._X, self._y, self._cap = L, X, y, cap
-
-    def add(self, x: np.ndarray, y: float) -> None:
-        if self.n == self._cap:
-            self._grow()
-        n = self.n
-        k_vec = self.kernel(self._X[:n], x[None, :])[:, 0] if n else np.zeros(0)
-        c = linalg.solve_triangular(self._L[:n, :n], k_vec, lower=True) if n else k_vec
-        d2 = float(self.kernel.diag(x[None, :])[0]) + self.lam - float(c @ c)
-        d = math.sqrt(max(d2, 1e-12 * self.lam))
-        self._L[n, :n] = c
-        self._L[n, n] = d
-        self._X[n] = x
-        self._y[n] = y
-        self.n = n + 1
-        self.log_det += 2.0 * math.log(d)
-        self._solve()
-
-    def set_y(self, y: np.ndarray) -> None:
-        self._y[: self.n] = y
-        self._solve()
-
-    def _solve(self) -> None:
-        L = self._L[: self.n, : self.n]
-        self.alpha = linalg.cho_solve((L, True), self._y[: self.n])
-
-    @property
-    def gamma(self) -> float:
-        """Empirical information gain ``1/2 ln det(I + K_t / lam)``."""
-        return 0.5 * (self.log_det - self.n * math.log(self.lam))
-
-    def mean(self, Z: np.ndarray) -> np.ndarray:
-        """Posterior mean at ``Z`` (O(n t), no variance)."""
-        if self.n == 0:
-            return np.zeros(Z.shape[0])
-        return self.kernel(Z, self._X[: self.n]) @ self.alpha
-
-    def _mean_var(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Mean, variance and ``V = L^{-1} k_t(Z)`` (reused by the pending-point update)."""
-        n = self.n
-        prior = self.kernel.diag(Z)
-        if n == 0:
-            return np.zeros(Z.shape[0]), prior, np.zeros((0, Z.shape[0]))
-        Kzx = self.kernel(Z, self._X[:n])
-        V = linalg.solve_triangular(self._L[:n, :n], Kzx.T, lower=True)
-        return Kzx @ self.alpha, prior - np.sum(V * V, axis=0), V
-
-    def posterior(
-        self, Z: np.ndarray, P: np.ndarray | None = None, lie: float | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance at ``Z`` given pending points ``P`` (see :meth:`with_pending`)."""
-        if P is None:
-            mean, var, _ = self._mean_var(Z)
-            return mean, np.maximum(var, 0.0)
-        return self.with_pending(P, lie)(Z)
-
-    def with_pending(self, P: np.ndarray, lie: float | None = None):
-        """A function ``Z -> (mean, variance)`` that also conditions on pending points ``P``.
-
-        Pending points shrink the variance (GP-BUCB: the Schur-complement block of the factor of
-        ``[X; P]``, values not needed); with ``lie`` they also enter the mean as if they had
-        returned ``lie`` (the constant liar). The block depends on ``P`` only, so it is built
-        once per ask and reused at every point the acquisition optimiser evaluates.
-        """
-        n = self.n
-        L = self._L[:n, :n]
-        C = (
-            linalg.solve_triangular(L, self.kernel(self._X[:n], P), lower=True)
-            if n
-            else np.zeros((0, P.shape[0]))
-        )
-        S = self.kernel(P) + self.lam * np.eye(P.shape[0]) - C.T @ C
-        LP = linalg.cholesky(S + 1e-12 * np.eye(P.shape[0]), lower=True)
-        shift = None
-        if lie is not None:
-            shift = linalg.solve_triangular(LP, lie - self.mean(P), lower=True)
-
-        def posterior(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            mean, var, V = self._mean_var(Z)
-            W = linalg.solve_triangular(LP, self.kernel(P, Z) - C.T @ V, lower=True)
-            var = var - np.sum(W * W, axis=0)
-            if shift is not None:
-                mean = mean + W.T @ shift
-            return mean, np.maximum(var, 0.0)
-
-        return posterior
 
 
 class _ExactGPOptimizer(BaseOptimizer):
@@ -147,8 +37,13 @@ class _ExactGPOptimizer(BaseOptimizer):
 
     def __init__(self, dim: int, **kwargs) -> None:
         super().__init__(dim, **kwargs)
-        self._gp = _IncrementalGP(self.kernel, self.lam, self.dim)
+        self._gp = self._new_gp()
         self._y_used: list[float] = []
+
+    def _new_gp(self) -> GaussianProcess:
+        if self.surrogate == "fitted":
+            return GaussianProcess.fitted(self.dim, self.layout, self.priors)
+        return GaussianProcess.fixed(self.dim, self.kernel, self.lam)
 
     def _transform_reward(self, y: float, t: int) -> float:
         """The reward the model learns from at round ``t >= 1`` (identity unless truncating)."""
@@ -157,7 +52,7 @@ class _ExactGPOptimizer(BaseOptimizer):
     def _observe(self, x: np.ndarray, y: float) -> None:
         y_used = self._transform_reward(y, self.t)
         self._y_used.append(y_used)
-        self._gp.add(x, y_used)
+        self._gp.add(x, y_used, self._v[-1])
 
     def _posterior(self, X, P):
         return self._gp.posterior(X, P)
@@ -169,9 +64,9 @@ class _ExactGPOptimizer(BaseOptimizer):
         return self._gp.mean(X)
 
     def _rebuild(self) -> None:
-        self._gp = _IncrementalGP(self.kernel, self.lam, self.dim)
-        for x, y_used in zip(self._X, self._y_used, strict=True):
-            self._gp.add(x, y_used)
+        self._gp = self._new_gp()
+        for x, y_used, v in zip(self._X, self._y_used, self._v, strict=True):
+            self._gp.add(x, y_used, v)
 
     @property
     def gamma_t(self) -> float:
@@ -231,6 +126,11 @@ class TGPUCB(_ExactGPOptimizer):
     above, the bias term being ``sqrt(sum_{tau<t} (v / b_tau^alpha)^2 / lam)`` (the bound on
     ``E[y 1{|y| > b}]`` that the same proof decomposition gives for a (1+alpha)-th moment).
 
+    With ``surrogate="fitted"`` the truncation is relative to the surrogate's fitted constant
+    mean ``c`` (as fitted before the reward): ``y_hat_t = y_bar_t`` if ``|y_bar_t - c| <= b_t``,
+    else ``c``, so a truncated reward carries no information instead of pulling the model
+    towards an arbitrary 0; the fixed model's ``c`` is 0, which is line 8 as written.
+
     ``gamma_{t-1}`` is the empirical information gain of the told points. Privacy model: the
     algorithm sees only privatized rewards; it adds no privacy of its own (ε-LDP comes from the
     curator, DESIGN.md §1).
@@ -285,7 +185,8 @@ class TGPUCB(_ExactGPOptimizer):
         b_t = self.b(t)
         if self.epsilon is None:
             self._bias_sq += (self.v / b_t**self.alpha) ** 2
-        return y if abs(y) <= b_t else 0.0
+        centre = self._gp.centre
+        return y if abs(y - centre) <= b_t else centre
 
     def beta_t(self) -> float:
         t = self.t + 1  # the round the next ask plays
@@ -305,8 +206,11 @@ class TGPUCB(_ExactGPOptimizer):
 
     def _rebuild(self) -> None:
         self._bias_sq = 0.0
-        self._y_used = [self._transform_reward(y, i) for i, y in enumerate(self._y, start=1)]
-        super()._rebuild()
+        self._gp = self._new_gp()
+        self._y_used = []
+        for i, (x, y, v) in enumerate(zip(self._X, self._y, self._v, strict=True), start=1):
+            self._y_used.append(self._transform_reward(y, i))
+            self._gp.add(x, self._y_used[-1], v)
 
 
 class RandomSearch(_ExactGPOptimizer):

@@ -259,7 +259,7 @@ class QFFGPUCB(BaseOptimizer):
         self._u_sum = np.zeros(m)
         self._refresh()
 
-    def tell(self, x, y) -> None:
+    def tell(self, x, y, noise_var=None) -> None:
         """Report reward(s), as in :meth:`BaseOptimizer.tell`; with ``"jdp"`` at most
         ``horizon`` in all (the size of the privatizer's tree), checked before anything is
         recorded."""
@@ -270,7 +270,7 @@ class QFFGPUCB(BaseOptimizer):
                 f"{self.t} are told and {n_new} more would exceed it. Build the optimizer "
                 "with a larger horizon."
             )
-        super().tell(x, y)
+        super().tell(x, y, noise_var)
 
     @property
     def client_reward_noise_std(self) -> float:

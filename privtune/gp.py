@@ -1,0 +1,578 @@
+"""One Gaussian-process surrogate for every GP-family optimizer, fitted to the scores it is told.
+
+The model of a told reward ``y_i`` at ``x_i`` (in the optimizer's reward units) is
+
+    y_i = shift + scale (c + f(x_i) + e_i),   f ~ GP(0, s2 k),   e_i ~ N(0, v_i / scale^2 + g)
+
+- ``k`` a kernel with ``k(x, x) = 1``: the ARD Matérn-5/2 of :class:`privtune.kernels.ARDMatern52`
+  (one lengthscale per parameter) when fitted, the papers' isotropic kernel when fixed;
+- ``shift`` and ``scale`` standardise the rewards (their mean and standard deviation at the
+  last fit), so that the priors below are stated once for any score;
+- ``c`` a constant mean, ``s2`` the signal variance;
+- ``v_i`` the *known* noise variance of reward ``i`` in reward units: with a curator it is the
+  curator's own (Laplace of scale ``b``: ``2 b^2``), without privacy 0;
+- ``g >= g_min`` a nugget: the noise a known variance does not explain (the whole noise without
+  privacy, where cross-validated scores with fixed folds are nearly exact).
+
+**Fitted** (:class:`GaussianProcess` with ``fit=True``): the lengthscales, ``s2`` and ``g`` are
+the maximum a posteriori values (L-BFGS-B on their logarithms with analytic gradients), ``c`` is
+its generalised-least-squares value given them (the marginal likelihood's maximiser, profiled
+out). The priors (:class:`Priors`), in standardised units:
+
+- lengthscale ``l_b ~ LogNormal(sqrt(2) + ln(G) / 2, sqrt(3))`` for ``G`` parameters, a
+  density on ``l_b``: the dimension-scaled prior of Hvarfner, Hellsten & Nardi (2024, "Vanilla
+  Bayesian optimization performs great in high dimensions"), BoTorch's default. Its mode
+  ``0.2 sqrt(G)`` grows like the distance between random points of the cube, so a
+  high-dimensional space does not start out as uncorrelated points;
+- signal variance ``ln s2 ~ N(0, 2^2)`` (a density on ``ln s2``, mode ``s2 = 1``): weak and
+  centred on the standardised rewards' variance. Unlike Optuna's ``GPSampler`` prior,
+  Gamma(2, 1), it lets ``s2`` fall far below 1 when the known noise explains most of the
+  variance, which is the case of private scores;
+- nugget ``g - g_min ~ Gamma(1.1, 30)`` with ``g_min = 1e-6``: Optuna's ``GPSampler`` prior and
+  floor, small noise unless the data insist.
+
+The hyperparameters are refitted when a reward is told, on a schedule that depends on the
+number of rewards ``n`` only (so a replayed history reproduces the same model): at every tell
+while ``n <= REFIT_EVERY_TELL_UNTIL`` (100), then whenever ``n`` has grown by
+``REFIT_GROWTH`` (5 %) since the last fit. Each fit starts from the previous one (warm start)
+and, while ``n <= 64`` or when ``n`` is a power of two, also from the prior's mode; the better
+of the two is kept, and if both fail the previous hyperparameters are kept. Between fits the
+Cholesky factor grows by one row per reward (O(n^2)).
+
+**Fixed** (``fit=False``): the papers' model, the hyperparameters as given and never changed:
+zero mean, ``s2 = 1``, no standardisation and a noise variance ``lam`` (``nugget=lam``).
+
+Nothing here imports Optuna or scikit-learn.
+
+Notation
+--------
+X  : (n, dim)  told points          z  : (n,)  standardised rewards ``(y - shift) / scale``
+y  : (n,)      told rewards         K  : (n, n) ``s2 k(X, X) + diag(v / scale^2 + g)``
+v  : (n,)      known noise variances, reward units
+L  : (n, n)    lower Cholesky factor of K        alpha : (n,) ``K^{-1} (z - c)``
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy import linalg, optimize
+
+from .cube import Block, check_layout
+from .kernels import ARDMatern52
+
+__all__ = [
+    "REFIT_EVERY_TELL_UNTIL",
+    "REFIT_GROWTH",
+    "GaussianProcess",
+    "Hyperparameters",
+    "MapObjective",
+    "Priors",
+    "fit_hyperparameters",
+]
+
+#: Refit at every tell while there are at most this many rewards.
+REFIT_EVERY_TELL_UNTIL = 100
+#: Beyond, refit when the number of rewards has grown by this fraction since the last fit.
+REFIT_GROWTH = 0.05
+#: Also start the fit from the prior's mode at every fit up to this many rewards.
+_DEFAULT_START_UNTIL = 64
+
+_LOG_LS_BOUNDS = (math.log(1e-3), math.log(1e3))
+_LOG_S2_BOUNDS = (math.log(1e-6), math.log(1e3))
+_LOG_NUGGET_BOUNDS = (math.log(1e-12), math.log(1e2))
+_JITTER = 1e-10
+
+
+@dataclass(frozen=True)
+class Priors:
+    """The priors of the fitted hyperparameters, in standardised units (see the module).
+
+    Parameters
+    ----------
+    lengthscale_loc : float, default=sqrt(2)
+        ``mu_0`` of ``l_b ~ LogNormal(mu_0 + ln(G) / 2, lengthscale_scale^2)``.
+    lengthscale_scale : float, default=sqrt(3)
+    signal_var_scale : float, default=2.0
+        ``ln s2 ~ N(0, signal_var_scale^2)``.
+    nugget_concentration, nugget_rate : float, default=1.1 and 30.0
+        ``g - min_nugget ~ Gamma(concentration, rate)``.
+    min_nugget : float, default=1e-6
+        The floor of the nugget ``g``.
+    """
+
+    lengthscale_loc: float = math.sqrt(2.0)
+    lengthscale_scale: float = math.sqrt(3.0)
+    signal_var_scale: float = 2.0
+    nugget_concentration: float = 1.1
+    nugget_rate: float = 30.0
+    min_nugget: float = 1e-6
+
+    def log_lengthscale_loc(self, n_blocks: int) -> float:
+        """The prior's location of ``ln l_b`` for ``n_blocks`` parameters."""
+        return self.lengthscale_loc + 0.5 * math.log(max(n_blocks, 1))
+
+    def lengthscale_mode(self, n_blocks: int) -> float:
+        """The mode of the log-normal lengthscale prior, ``exp(loc - scale^2)``."""
+        return math.exp(self.log_lengthscale_loc(n_blocks) - self.lengthscale_scale**2)
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    """The surrogate's hyperparameters (see the module for the model).
+
+    Parameters
+    ----------
+    kernel : callable
+        ``kernel(X, Y)`` and ``kernel.diag(X)``, with ``k(x, x) = 1``.
+    signal_var : float, default=1.0
+        ``s2``, standardised units.
+    nugget : float, default=0.0
+        ``g``, standardised units (the papers' ``lam`` in the fixed model).
+    mean : float, default=0.0
+        ``c``, standardised units.
+    shift, scale : float, default=0.0 and 1.0
+        The standardisation of the rewards.
+    """
+
+    kernel: Any
+    signal_var: float = 1.0
+    nugget: float = 0.0
+    mean: float = 0.0
+    shift: float = 0.0
+    scale: float = 1.0
+
+    @property
+    def centre(self) -> float:
+        """The constant mean in reward units, ``shift + scale c``."""
+        return self.shift + self.scale * self.mean
+
+
+def default_hyperparameters(
+    layout: tuple[Block, ...], priors: Priors, shift: float = 0.0, scale: float = 1.0
+) -> Hyperparameters:
+    """The prior's mode: every lengthscale at the log-normal's mode, ``s2 = 1``, a small
+    nugget, ``c = 0``."""
+    ls = priors.lengthscale_mode(len(layout))
+    return Hyperparameters(
+        ARDMatern52((ls,) * len(layout), layout),
+        signal_var=1.0,
+        nugget=priors.min_nugget + 1e-3,
+        mean=0.0,
+        shift=shift,
+        scale=scale,
+    )
+
+
+def _standardisation(y: np.ndarray) -> tuple[float, float]:
+    shift = float(np.mean(y)) if y.size else 0.0
+    sd = float(np.std(y)) if y.size > 1 else 0.0
+    return shift, (sd if sd > 1e-12 * max(1.0, abs(shift)) else 1.0)
+
+
+class MapObjective:
+    """The negative log posterior of the hyperparameters and its gradient (up to constants).
+
+    ``theta = (ln l_1, ..., ln l_G, ln s2, ln(g - g_min))``; the constant mean is profiled out
+    (its generalised-least-squares value given ``theta``), so by the envelope theorem the
+    gradient at fixed ``c`` is the profile's gradient.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, dim)
+    z : ndarray of shape (n,)
+        Standardised rewards.
+    vz : ndarray of shape (n,)
+        Known noise variances, standardised units.
+    layout : tuple of Block
+    priors : Priors
+    """
+
+    def __init__(self, X, z, vz, layout: tuple[Block, ...], priors: Priors) -> None:
+        self.z = np.asarray(z, dtype=float)
+        self.vz = np.asarray(vz, dtype=float)
+        self.priors = priors
+        self.G = len(layout)
+        self.n = self.z.size
+        # per-block squared distances, (G, n * n): computed once per fit
+        self.D = ARDMatern52((1.0,) * self.G, layout).block_sq_dists(X).reshape(self.G, -1)
+        self.loc = priors.log_lengthscale_loc(self.G)
+
+    def unpack(self, theta: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """Lengthscales, signal variance and nugget of ``theta``."""
+        G = self.G
+        g = self.priors.min_nugget + math.exp(theta[G + 1])
+        return np.exp(theta[:G]), math.exp(theta[G]), g
+
+    def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        G, n, z, priors = self.G, self.n, self.z, self.priors
+        ls, s2, g = self.unpack(theta)
+        S2 = (self.D.T @ (1.0 / ls**2)).reshape(n, n)
+        M = ARDMatern52.from_sq_dist(S2)
+        K = s2 * M
+        K[np.diag_indices(n)] += self.vz + g + _JITTER
+        try:
+            Lc = linalg.cholesky(K, lower=True)
+        except linalg.LinAlgError:
+            return 1e25, np.zeros_like(theta)
+        Kinv = linalg.cho_solve((Lc, True), np.eye(n))
+        Ki1 = Kinv.sum(axis=1)
+        c = float(Ki1 @ z / Ki1.sum())
+        a = Kinv @ (z - c)
+        nll = 0.5 * float((z - c) @ a) + float(np.sum(np.log(np.diag(Lc))))
+        W = Kinv - np.outer(a, a)
+        grad = np.empty_like(theta)
+        grad[:G] = -(s2 / ls**2) * (self.D @ (W * ARDMatern52.d_sq_dist(S2)).ravel())
+        grad[G] = 0.5 * s2 * float(np.sum(W * M))
+        gg = g - priors.min_nugget
+        grad[G + 1] = 0.5 * gg * float(np.trace(W))
+        # log-normal density of l (not of ln l: its mode, not its median, is the prior's pull)
+        t_ls = theta[:G] - self.loc
+        nll += float(t_ls @ t_ls) / (2.0 * priors.lengthscale_scale**2) + float(np.sum(theta[:G]))
+        grad[:G] += t_ls / priors.lengthscale_scale**2 + 1.0
+        nll += theta[G] ** 2 / (2.0 * priors.signal_var_scale**2)
+        grad[G] += theta[G] / priors.signal_var_scale**2
+        a_g, b_g = priors.nugget_concentration, priors.nugget_rate
+        nll += -(a_g - 1.0) * math.log(gg) + b_g * gg
+        grad[G + 1] += (-(a_g - 1.0) / gg + b_g) * gg
+        return nll, grad
+
+
+def fit_hyperparameters(
+    X: np.ndarray,
+    y: np.ndarray,
+    noise_var: np.ndarray,
+    init: Hyperparameters,
+    *,
+    priors: Priors | None = None,
+    starts: str = "both",
+) -> Hyperparameters:
+    """Maximum a posteriori hyperparameters of the ARD Matérn-5/2 surrogate.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, dim)
+    y : ndarray of shape (n,)
+        Rewards, any units.
+    noise_var : ndarray of shape (n,)
+        Known noise variances of ``y``, in the units of ``y`` squared.
+    init : Hyperparameters
+        The previous fit (warm start); its kernel must be an :class:`ARDMatern52`, whose layout
+        is kept.
+    priors : Priors, optional
+    starts : {"both", "warm"}, default="both"
+        Start from ``init`` only, or from ``init`` and the prior's mode.
+
+    Returns
+    -------
+    Hyperparameters
+        Standardised with the mean and standard deviation of ``y``; ``init`` itself (with the
+        new standardisation) if no start converged to a finite value.
+    """
+    priors = priors or Priors()
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    kernel = init.kernel
+    if not isinstance(kernel, ARDMatern52):
+        raise TypeError("fit_hyperparameters fits an ARDMatern52 kernel.")
+    layout = kernel.layout
+    G = len(layout)
+    shift, scale = _standardisation(y)
+    z = (y - shift) / scale
+    objective = MapObjective(X, z, np.asarray(noise_var, dtype=float) / scale**2, layout, priors)
+    g_min = priors.min_nugget
+    n = y.size
+
+    bounds = [_LOG_LS_BOUNDS] * G + [_LOG_S2_BOUNDS, _LOG_NUGGET_BOUNDS]
+    lo, hi = np.array(bounds).T
+
+    def pack(h: Hyperparameters) -> np.ndarray:
+        ls = np.asarray(h.kernel.lengthscales, dtype=float)
+        g = max(h.nugget - g_min, 1e-10)
+        return np.clip(np.concatenate([np.log(ls), [math.log(h.signal_var), math.log(g)]]), lo, hi)
+
+    candidates = [pack(init)]
+    if starts == "both":
+        candidates.append(pack(default_hyperparameters(layout, priors)))
+    best_theta, best_value = None, math.inf
+    for theta0 in candidates:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = optimize.minimize(
+                    objective,
+                    theta0,
+                    jac=True,
+                    method="L-BFGS-B",
+                    bounds=bounds,
+                    options={"maxiter": 200},
+                )
+        except (ValueError, linalg.LinAlgError, FloatingPointError):
+            continue
+        if np.all(np.isfinite(res.x)) and math.isfinite(res.fun) and res.fun < best_value:
+            best_theta, best_value = res.x, float(res.fun)
+    if best_theta is None or best_value >= 1e24:
+        return replace(init, shift=shift, scale=scale)
+    ls, s2, g = objective.unpack(best_theta)
+    fitted = Hyperparameters(kernel.with_lengthscales(ls), s2, g, 0.0, shift, scale)
+    # c given the fitted parameters (the profiled GLS mean)
+    K = s2 * fitted.kernel(X)
+    K[np.diag_indices(n)] += objective.vz + g + _JITTER
+    Kinv1 = linalg.cho_solve(linalg.cho_factor(K, lower=True), np.column_stack([np.ones(n), z]))
+    return replace(fitted, mean=float(Kinv1[:, 1].sum() / Kinv1[:, 0].sum()))
+
+
+@dataclass
+class _Data:
+    """Told points, rewards and known noise variances, in growing buffers."""
+
+    dim: int
+    n: int = 0
+    X: np.ndarray = field(init=False)
+    y: np.ndarray = field(init=False)
+    v: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.X, self.y, self.v = np.zeros((0, self.dim)), np.zeros(0), np.zeros(0)
+
+    def append(self, x: np.ndarray, y: float, v: float) -> None:
+        if self.n == self.y.size:
+            cap = max(16, 2 * self.n)
+            X, Y, V = np.zeros((cap, self.dim)), np.zeros(cap), np.zeros(cap)
+            X[: self.n], Y[: self.n], V[: self.n] = self.X[: self.n], self.y, self.v
+            self.X, self.y, self.v = X, Y, V
+        self.X[self.n], self.y[self.n], self.v[self.n] = x, y, v
+        self.n += 1
+
+
+class GaussianProcess:
+    """Exact GP posterior over the told rewards, fitted or with fixed hyperparameters.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the cube.
+    hyper : Hyperparameters
+        The hyperparameters (the starting point when ``fit=True``).
+    fit : bool, default=False
+        Refit the hyperparameters by MAP on the module's schedule (needs an
+        :class:`~privtune.kernels.ARDMatern52` kernel).
+    priors : Priors, optional
+        The priors of the fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gp = GaussianProcess.fitted(1)
+    >>> for x in (0.1, 0.5, 0.9):
+    ...     gp.add(np.array([x]), 0.8 - (x - 0.4) ** 2)
+    >>> mean, var = gp.posterior(np.array([[0.5]]))
+    >>> bool(abs(mean[0] - 0.79) < 1e-3)
+    True
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        hyper: Hyperparameters,
+        *,
+        fit: bool = False,
+        priors: Priors | None = None,
+    ) -> None:
+        if fit and not isinstance(hyper.kernel, ARDMatern52):
+            raise TypeError("a fitted GaussianProcess needs an ARDMatern52 kernel.")
+        self.dim = int(dim)
+        self.hyper = hyper
+        self.fit = bool(fit)
+        self.priors = priors or Priors()
+        self._data = _Data(self.dim)
+        self._n_fit = 0  # number of rewards at the last fit
+        self._L = np.zeros((0, 0))
+        self.alpha = np.zeros(0)
+        self.log_det = 0.0  # ln det K
+        self._log_noise = 0.0  # sum of ln(noise variance), model units
+        self.n_fits = 0
+
+    @classmethod
+    def fitted(
+        cls, dim: int, layout: tuple[Block, ...] | None = None, priors: Priors | None = None
+    ) -> GaussianProcess:
+        """A fitted GP starting at the prior's mode (ARD Matérn-5/2 over ``layout``)."""
+        priors = priors or Priors()
+        return cls(
+            dim,
+            default_hyperparameters(check_layout(layout, dim), priors),
+            fit=True,
+            priors=priors,
+        )
+
+    @classmethod
+    def fixed(cls, dim: int, kernel, lam: float) -> GaussianProcess:
+        """The papers' model: zero mean, unit signal variance, noise variance ``lam``."""
+        return cls(dim, Hyperparameters(kernel, 1.0, float(lam)))
+
+    # -- data ------------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of told rewards."""
+        return self._data.n
+
+    @property
+    def X(self) -> np.ndarray:
+        return self._data.X[: self.n]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self._data.y[: self.n]
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """The known noise variances of the told rewards, reward units."""
+        return self._data.v[: self.n]
+
+    @property
+    def centre(self) -> float:
+        """The constant mean in reward units (0 for the fixed model)."""
+        return self.hyper.centre
+
+    def _due(self, n: int) -> bool:
+        if n < 2:
+            return False
+        return n <= REFIT_EVERY_TELL_UNTIL or n >= self._n_fit * (1.0 + REFIT_GROWTH)
+
+    def add(self, x: np.ndarray, y: float, noise_var: float = 0.0) -> None:
+        """Tell one reward ``y`` at ``x`` with known noise variance ``noise_var``."""
+        self._data.append(np.asarray(x, dtype=float), float(y), float(noise_var))
+        if self.fit and self._due(self.n):
+            self.refit()
+        else:
+            self._extend()
+
+    def refit(self) -> None:
+        """Refit the hyperparameters to the told rewards now (fitted model only)."""
+        n = self.n
+        starts = "both" if n <= _DEFAULT_START_UNTIL or (n & (n - 1)) == 0 else "warm"
+        self.hyper = fit_hyperparameters(
+            self.X, self.y, self.noise_var, self.hyper, priors=self.priors, starts=starts
+        )
+        self._n_fit = n
+        self.n_fits += 1
+        self._factorize()
+
+    # -- the factor --------------------------------------------------------------------------------
+    def _noise(self, v: np.ndarray) -> np.ndarray:
+        """Noise variances in model units of rewards with known variances ``v``."""
+        h = self.hyper
+        return v / h.scale**2 + h.nugget + _JITTER
+
+    def _z(self, y: np.ndarray) -> np.ndarray:
+        h = self.hyper
+        return (y - h.shift) / h.scale - h.mean
+
+    def _factorize(self) -> None:
+        h = self.hyper
+        noise = self._noise(self.noise_var)
+        K = h.signal_var * h.kernel(self.X)
+        K[np.diag_indices(self.n)] += noise
+        self._L = linalg.cholesky(K, lower=True)
+        self.log_det = 2.0 * float(np.sum(np.log(np.diag(self._L))))
+        self._log_noise = float(np.sum(np.log(noise)))
+        self._solve()
+
+    def _extend(self) -> None:
+        """Grow the factor by the last told row (hyperparameters unchanged)."""
+        n = self.n
+        h = self.hyper
+        x = self.X[n - 1]
+        k_vec = h.signal_var * h.kernel(self.X[: n - 1], x[None, :])[:, 0]
+        c = linalg.solve_triangular(self._L, k_vec, lower=True) if n > 1 else k_vec
+        noise = float(self._noise(self.noise_var[n - 1 :])[0])
+        d2 = h.signal_var * float(h.kernel.diag(x[None, :])[0]) + noise - float(c @ c)
+        d = math.sqrt(max(d2, 1e-12 * noise))
+        L = np.zeros((n, n))
+        L[: n - 1, : n - 1] = self._L
+        L[n - 1, : n - 1] = c
+        L[n - 1, n - 1] = d
+        self._L = L
+        self.log_det += 2.0 * math.log(d)
+        self._log_noise += math.log(noise)
+        self._solve()
+
+    def _solve(self) -> None:
+        self.alpha = linalg.cho_solve((self._L, True), self._z(self.y)) if self.n else np.zeros(0)
+
+    @property
+    def gamma(self) -> float:
+        """Empirical information gain ``1/2 ln det(I + s2 K / noise)`` of the told points."""
+        return 0.5 * (self.log_det - self._log_noise)
+
+    # -- the posterior -----------------------------------------------------------------------------
+    def mean(self, Z: np.ndarray) -> np.ndarray:
+        """Posterior mean at ``Z`` in reward units (O(n) per point, no variance)."""
+        h = self.hyper
+        if self.n == 0:
+            return np.full(Z.shape[0], h.centre)
+        return h.centre + h.scale * (h.signal_var * h.kernel(Z, self.X) @ self.alpha)
+
+    def _mean_var(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean and variance in model units (mean without ``c``), and ``V = L^{-1} k(X, Z)``."""
+        h = self.hyper
+        prior = h.signal_var * h.kernel.diag(Z)
+        if self.n == 0:
+            return np.zeros(Z.shape[0]), prior, np.zeros((0, Z.shape[0]))
+        Kzx = h.signal_var * h.kernel(Z, self.X)
+        V = linalg.solve_triangular(self._L, Kzx.T, lower=True)
+        return Kzx @ self.alpha, prior - np.sum(V * V, axis=0), V
+
+    def _to_reward(self, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        h = self.hyper
+        return h.centre + h.scale * mean, np.maximum(var, 0.0) * h.scale**2
+
+    def posterior(
+        self, Z: np.ndarray, P: np.ndarray | None = None, lie: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and variance of ``f`` plus the mean, in reward units, at ``Z``, given
+        pending points ``P`` (see :meth:`with_pending`)."""
+        if P is None:
+            mean, var, _ = self._mean_var(Z)
+            return self._to_reward(mean, var)
+        return self.with_pending(P, lie)(Z)
+
+    def with_pending(self, P: np.ndarray, lie: float | None = None):
+        """A function ``Z -> (mean, variance)`` that also conditions on pending points ``P``.
+
+        Pending points shrink the variance (GP-BUCB: the Schur-complement block of the factor of
+        ``[X; P]``, values not needed), as if observed with the told rewards' mean noise; with
+        ``lie`` (reward units) they also enter the mean as if they had returned ``lie`` (the
+        constant liar). The block depends on ``P`` only, so it is built once per ask.
+        """
+        h = self.hyper
+        n = self.n
+        v_p = float(np.mean(self.noise_var)) if n else 0.0
+        C = (
+            linalg.solve_triangular(self._L, h.signal_var * h.kernel(self.X, P), lower=True)
+            if n
+            else np.zeros((0, P.shape[0]))
+        )
+        S = h.signal_var * h.kernel(P) - C.T @ C
+        S[np.diag_indices(P.shape[0])] += self._noise(np.full(P.shape[0], v_p))
+        LP = linalg.cholesky(S + 1e-12 * np.eye(P.shape[0]), lower=True)
+        shift = None
+        if lie is not None:
+            lie_z = (lie - h.centre) / h.scale
+            mean_p = self._mean_var(P)[0] if n else np.zeros(P.shape[0])
+            shift = linalg.solve_triangular(LP, lie_z - mean_p, lower=True)
+
+        def posterior(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            mean, var, V = self._mean_var(Z)
+            W = linalg.solve_triangular(LP, h.signal_var * h.kernel(P, Z) - C.T @ V, lower=True)
+            var = var - np.sum(W * W, axis=0)
+            if shift is not None:
+                mean = mean + W.T @ shift
+            return self._to_reward(mean, var)
+
+        return posterior

@@ -1,0 +1,306 @@
+"""The surrogate of privtune.gp: the MAP objective, the posterior, known noise, the schedule."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+from privtune import gp as gpm
+from privtune.cube import Block, continuous_layout
+from privtune.gp import (
+    REFIT_EVERY_TELL_UNTIL,
+    GaussianProcess,
+    Hyperparameters,
+    MapObjective,
+    Priors,
+    fit_hyperparameters,
+)
+from privtune.kernels import SE, ARDMatern52, Matern
+from privtune.space import SearchSpace
+
+MIXED = (
+    Block(0, 1),
+    Block(1, 4, "categorical"),
+    Block(4, 5, "discrete", (0.1, 0.3, 0.5, 0.7, 0.9)),
+)
+
+
+def mixed_points(n: int, rng: np.random.Generator) -> np.ndarray:
+    X = rng.random((n, 5))
+    X[:, 1:4] = np.eye(3)[rng.integers(3, size=n)]
+    X[:, 4] = (rng.integers(5, size=n) * 2 + 1) / 10
+    return X
+
+
+def direct_posterior(h: Hyperparameters, X, y, v, Z):
+    """The posterior of the module's model, computed from scratch."""
+    K = h.signal_var * h.kernel(X) + np.diag(v / h.scale**2 + h.nugget + gpm._JITTER)
+    k = h.signal_var * h.kernel(Z, X)
+    z = (y - h.shift) / h.scale - h.mean
+    mean = k @ np.linalg.solve(K, z)
+    var = h.signal_var - np.sum(k * np.linalg.solve(K, k.T).T, axis=1)
+    return h.centre + h.scale * mean, var * h.scale**2
+
+
+# -- the MAP objective -------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_gradient_matches_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    X = mixed_points(25, rng)
+    z = np.sin(5 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(25)
+    vz = rng.uniform(0.0, 0.2, 25)
+    objective = MapObjective(X, (z - z.mean()) / z.std(), vz, MIXED, Priors())
+    theta = rng.normal(0.0, 1.0, 5) + np.array([-1.0, 0.0, 0.0, 0.0, -4.0])
+    _, grad = objective(theta)
+    h = 1e-6
+    numeric = [(objective(theta + e)[0] - objective(theta - e)[0]) / (2 * h) for e in np.eye(5) * h]
+    # central differences of a smooth function: agreement to about h^2 times its curvature
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_the_objective_is_the_negative_log_posterior():
+    rng = np.random.default_rng(3)
+    X = rng.random((12, 2))
+    z = rng.standard_normal(12)
+    vz = np.full(12, 0.1)
+    priors = Priors()
+    objective = MapObjective(X, z, vz, continuous_layout(2), priors)
+    theta = np.array([math.log(0.3), math.log(0.5), math.log(0.8), math.log(0.01)])
+    ls, s2, g = objective.unpack(theta)
+    K = s2 * ARDMatern52(tuple(ls), continuous_layout(2))(X) + np.diag(vz + g + gpm._JITTER)
+    ones = np.ones(12)
+    c = ones @ np.linalg.solve(K, z) / (ones @ np.linalg.solve(K, ones))
+    nll = 0.5 * (z - c) @ np.linalg.solve(K, z - c) + 0.5 * np.linalg.slogdet(K)[1]
+    loc = priors.log_lengthscale_loc(2)
+    prior = (
+        np.sum((np.log(ls) - loc) ** 2) / (2 * priors.lengthscale_scale**2)
+        + np.sum(np.log(ls))
+        + math.log(s2) ** 2 / (2 * priors.signal_var_scale**2)
+        - (priors.nugget_concentration - 1) * math.log(g - priors.min_nugget)
+        + priors.nugget_rate * (g - priors.min_nugget)
+    )
+    assert objective(theta)[0] == pytest.approx(nll + prior, rel=1e-10)
+
+
+def test_the_lengthscale_prior_mode_grows_with_the_square_root_of_the_dimension():
+    priors = Priors()
+    assert priors.lengthscale_mode(1) == pytest.approx(math.exp(math.sqrt(2) - 3))
+    assert priors.lengthscale_mode(9) == pytest.approx(3 * priors.lengthscale_mode(1))
+
+
+# -- what the fit finds ----------------------------------------------------------------------------
+def test_the_fit_finds_the_relevant_parameter():
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3))
+    y = np.sin(6 * X[:, 1])  # only the second coordinate matters
+    gp = GaussianProcess.fitted(3)
+    for x, yi in zip(X, y, strict=True):
+        gp.add(x, yi)
+    ls = gp.hyper.kernel.lengthscales
+    # measured: about 0.8 for the relevant one, several hundred for the others
+    assert ls[1] < 1.0 and min(ls[0], ls[2]) > 100 * ls[1]
+    # exact scores: the nugget stays near its floor
+    assert gp.hyper.nugget < 1e-3
+
+
+def test_known_noise_is_fixed_and_pooled():
+    """A point told 100 times with known noise variance v: the posterior variance there is
+    about v / 100 (the model does not explain the noise away as signal)."""
+    rng = np.random.default_rng(1)
+    gp = GaussianProcess.fitted(1)
+    v = 0.5
+    for _ in range(100):
+        gp.add(np.array([0.4]), 1.0 + math.sqrt(v) * rng.standard_normal(), v)
+    mean, var = gp.posterior(np.array([[0.4]]))
+    assert var[0] <= 1.2 * v / 100
+    # four standard errors of the mean of 100 draws
+    assert abs(mean[0] - 1.0) < 4 * math.sqrt(v / 100)
+
+
+def test_an_exact_reward_outweighs_noisy_ones_at_its_point():
+    gp = GaussianProcess.fitted(1)
+    rng = np.random.default_rng(2)
+    for x in np.linspace(0, 1, 20):
+        gp.add(np.array([x]), rng.normal(0.0, 2.0), 4.0)
+    gp.add(np.array([0.5]), -3.0, 0.0)
+    mean, _ = gp.posterior(np.array([[0.5]]))
+    assert mean[0] == pytest.approx(-3.0, abs=0.05)
+
+
+def test_far_from_the_data_the_mean_reverts_to_the_fitted_constant_not_zero():
+    gp = GaussianProcess.fitted(2)
+    rng = np.random.default_rng(4)
+    for x in rng.random((15, 2)) * 0.2:  # data in one corner, scores near 0.9
+        gp.add(x, 0.9 + 0.01 * np.sin(10 * x[0]))
+    mean, _ = gp.posterior(np.array([[1.0, 1.0]]))
+    assert mean[0] == pytest.approx(gp.centre, abs=1e-3)
+    assert gp.centre == pytest.approx(0.9, abs=0.05)
+
+
+def test_the_model_is_equivariant_to_an_affine_change_of_the_rewards():
+    rng = np.random.default_rng(5)
+    X = rng.random((20, 2))
+    y = np.cos(4 * X[:, 0]) * X[:, 1]
+    a, b = 7.0, -3.0
+    one, two = GaussianProcess.fitted(2), GaussianProcess.fitted(2)
+    for x, yi in zip(X, y, strict=True):
+        one.add(x, yi, 0.01)
+        two.add(x, a * yi + b, 0.01 * a**2)
+    Z = rng.random((5, 2))
+    m1, v1 = one.posterior(Z)
+    m2, v2 = two.posterior(Z)
+    np.testing.assert_allclose(m2, a * m1 + b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(v2, a**2 * v1, rtol=1e-4, atol=1e-8)
+
+
+# -- the posterior -----------------------------------------------------------------------------
+def test_the_fixed_model_is_the_papers():
+    rng = np.random.default_rng(6)
+    X, y, Z = rng.random((10, 2)), rng.standard_normal(10), rng.random((4, 2))
+    gp = GaussianProcess.fixed(2, SE(0.3), lam=0.5)
+    for x, yi in zip(X, y, strict=True):
+        gp.add(x, yi)
+    K = SE(0.3)(X) + 0.5 * np.eye(10)
+    k = SE(0.3)(Z, X)
+    mean, var = gp.posterior(Z)
+    np.testing.assert_allclose(mean, k @ np.linalg.solve(K, y), atol=1e-8)
+    np.testing.assert_allclose(var, 1 - np.sum(k * np.linalg.solve(K, k.T).T, axis=1), atol=1e-8)
+    # the empirical information gain 1/2 ln det(I + K / lam)
+    gain = 0.5 * np.linalg.slogdet(np.eye(10) + SE(0.3)(X) / 0.5)[1]
+    assert gp.gamma == pytest.approx(gain, rel=1e-6)
+    assert gp.centre == 0.0
+
+
+def test_the_incremental_factor_equals_a_factorisation_from_scratch():
+    """Beyond the every-tell range the factor grows row by row between fits."""
+    rng = np.random.default_rng(7)
+    n = REFIT_EVERY_TELL_UNTIL + 3
+    X = rng.random((n, 1))
+    y = np.sin(6 * X[:, 0]) + 0.1 * rng.standard_normal(n)
+    v = rng.uniform(0.0, 0.05, n)
+    gp = GaussianProcess.fitted(1)
+    for x, yi, vi in zip(X, y, v, strict=True):
+        gp.add(x, yi, vi)
+    assert gp._n_fit == REFIT_EVERY_TELL_UNTIL  # the last three were added to the factor
+    Z = rng.random((6, 1))
+    mean, var = gp.posterior(Z)
+    m0, v0 = direct_posterior(gp.hyper, X, y, v, Z)
+    np.testing.assert_allclose(mean, m0, atol=1e-8)
+    np.testing.assert_allclose(var, v0, atol=1e-8)
+
+
+def test_pending_points_shrink_the_variance_and_the_liar_moves_the_mean():
+    rng = np.random.default_rng(8)
+    gp = GaussianProcess.fitted(1)
+    for x in rng.random(8):
+        gp.add(np.array([x]), math.sin(5 * x))
+    P = np.array([[0.95]])
+    Z = np.array([[0.95], [0.05]])
+    m0, v0 = gp.posterior(Z)
+    m1, v1 = gp.posterior(Z, P, lie=-2.0)
+    assert v1[0] < 0.1 * v0[0]
+    assert m1[0] < m0[0] - 0.5
+    # the same as telling the lie for real, with the told rewards' mean noise
+    told = GaussianProcess(1, gp.hyper)
+    for x, yi in zip(gp.X, gp.y, strict=True):
+        told.add(x, yi)
+    told.add(P[0], -2.0, 0.0)
+    m2, v2 = told.posterior(Z)
+    np.testing.assert_allclose(m1, m2, atol=1e-8)
+    np.testing.assert_allclose(v1, v2, atol=1e-8)
+
+
+# -- the schedule and replay -------------------------------------------------------------------
+def test_the_refit_schedule_depends_on_the_number_of_rewards_only():
+    rng = np.random.default_rng(9)
+    gp = GaussianProcess.fitted(1)
+    fits = []
+    for _ in range(150):
+        gp.add(rng.random(1), rng.standard_normal())
+        fits.append(gp.n_fits)
+    # every tell from 2 to 100, then at 5 % growth: 105, 111, 117, 123, 130, 137, 144
+    assert fits[REFIT_EVERY_TELL_UNTIL - 1] == REFIT_EVERY_TELL_UNTIL - 1
+    assert fits[-1] - fits[REFIT_EVERY_TELL_UNTIL - 1] == 7
+
+
+def test_a_replayed_history_gives_the_same_model():
+    rng = np.random.default_rng(10)
+    X, y = rng.random((30, 2)), rng.standard_normal(30)
+    one, two = GaussianProcess.fitted(2), GaussianProcess.fitted(2)
+    for x, yi in zip(X, y, strict=True):
+        one.add(x, yi, 0.1)
+        two.add(x, yi, 0.1)
+    assert one.hyper == two.hyper
+
+
+def test_the_fit_keeps_the_previous_hyperparameters_when_it_cannot_run(monkeypatch):
+    gp = GaussianProcess.fitted(1)
+    for x in (0.1, 0.5, 0.9):
+        gp.add(np.array([x]), x**2)
+    before = gp.hyper
+
+    def failing(*args, **kwargs):
+        raise ValueError("no")
+
+    monkeypatch.setattr(gpm.optimize, "minimize", failing)
+    gp.add(np.array([0.3]), 0.09)
+    assert gp.hyper.kernel == before.kernel and gp.hyper.signal_var == before.signal_var
+    assert np.all(np.isfinite(gp.posterior(np.array([[0.2]]))[0]))
+
+
+def test_fit_hyperparameters_needs_an_ard_kernel():
+    with pytest.raises(TypeError, match="ARDMatern52"):
+        fit_hyperparameters(np.zeros((2, 1)), np.zeros(2), np.zeros(2), Hyperparameters(SE()))
+    with pytest.raises(TypeError, match="ARDMatern52"):
+        GaussianProcess(1, Hyperparameters(Matern(0.2)), fit=True)
+
+
+# -- the ARD kernel and the layout -------------------------------------------------------------
+def test_the_ard_kernel_is_hamming_on_a_one_hot_block():
+    k = ARDMatern52((0.5, 2.0, 1.0), MIXED)
+    a = np.array([[0.3, 1.0, 0.0, 0.0, 0.5]])
+    b = np.array([[0.3, 0.0, 0.0, 1.0, 0.5]])
+    # two distinct choices are at distance 1 / l_b
+    assert k(a, b)[0, 0] == pytest.approx(ARDMatern52.from_sq_dist(np.array(1 / 4.0)))
+    assert k(a)[0, 0] == 1.0 and k.diag(b)[0] == 1.0
+    # one lengthscale 1 in every block of a continuous layout is the isotropic Matérn-5/2
+    X = np.random.default_rng(0).random((5, 3))
+    np.testing.assert_allclose(
+        ARDMatern52((0.7,) * 3, continuous_layout(3))(X), Matern(0.7, nu=2.5)(X), atol=1e-12
+    )
+
+
+def test_the_ard_kernel_rejects_a_lengthscale_count_that_does_not_match():
+    with pytest.raises(ValueError, match="one value per block"):
+        ARDMatern52((0.5,), MIXED)
+    with pytest.raises(ValueError, match="finite floats > 0"):
+        ARDMatern52((0.5, -1.0, 1.0), MIXED)
+
+
+def test_a_search_space_layout_names_its_blocks():
+    space = SearchSpace(
+        {"C": (1e-3, 1e3, "log-uniform"), "kernel": ["rbf", "linear"], "depth": (1, 5),
+         "n": (1, 1000)}
+    )
+    kinds = [b.kind for b in space.layout]
+    assert kinds == ["real", "categorical", "discrete", "real"]  # 1000 values: treated as real
+    depth = space.layout[2]
+    U = np.zeros((5, space.dim))
+    U[:, depth.start] = depth.grid
+    # the grid is the encodings of the values, each a fixed point of snap
+    np.testing.assert_allclose(space.snap(U)[:, depth.start], depth.grid)
+    assert [space.from_unit(u)["depth"] for u in U] == [1, 2, 3, 4, 5]
+
+
+def test_a_block_checks_itself():
+    with pytest.raises(ValueError, match="kind"):
+        Block(0, 1, "ordinal")
+    with pytest.raises(ValueError, match="one coordinate"):
+        Block(0, 2, "real")
+    with pytest.raises(ValueError, match="grid"):
+        Block(0, 1, "discrete")
+    assert Block(0, 3, "categorical").n_values == 3
+    assert linalg.norm(Block(2, 5, "categorical").values() - np.eye(3)) == 0
