@@ -13,12 +13,16 @@ Settings
 - private (``eps`` in {10, 1}, ``value_range = (0, 1)``): privtune's four algorithms against the
   honest private baseline, ``random``: uniform proposals whose scores pass through the same
   curator and whose pick uses the same rule, :meth:`PrivateGPUCBSampler.recommend` (posterior
-  mean over evaluated configurations). The pick's score is its *raw* CV accuracy, which this
-  script (the data owner) keeps outside the study.
+  mean over evaluated configurations); and against what a user would do instead, Optuna's
+  ``TPESampler`` and ``GPSampler`` run on the same privatized scores (the same Laplace draws:
+  the noise of trial ``i`` comes from the seed ``(10000 + seed, study, i)`` for every method)
+  with ``study.best_trial``, the argmax of the noisy values, as the pick. The pick's score is
+  its *raw* CV accuracy, which this script (the data owner) keeps outside the study.
 
 Reported: the true CV accuracy of the pick after 20, 40 and 60 trials, mean and standard error
-over seeds. Gradient boosting on wine (3 classes) drops the ``exponential`` loss, which needs
-two classes.
+over seeds, and how often the pick scores below the untuned estimator (its scikit-learn
+defaults, ``random_state = seed``, on the same folds). Gradient boosting on wine (3 classes)
+drops the ``exponential`` loss, which needs two classes.
 
 Each run writes one JSON file under ``results/optuna_tuning/runs``; ``run`` skips runs whose
 file exists, so an interrupted benchmark resumes where it stopped, and several ``run`` processes
@@ -46,6 +50,7 @@ import os
 import sys
 import time
 import warnings
+import zlib
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -57,7 +62,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.datasets import load_dataset
 from benchmarks.runs import run_missing
-from privtune import PrivateGPUCBSampler
+from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.presets import PRESETS, estimator_for
 from privtune.space import Categorical, SearchSpace
 
@@ -72,7 +77,13 @@ OUT = Path(__file__).resolve().parent / "results"
 
 def samplers_for(eps: str) -> list[str]:
     """Methods compared in one privacy setting."""
-    return PRIVTUNE + (OPTUNA if eps == "none" else ["random"])
+    return PRIVTUNE + (OPTUNA if eps == "none" else ["random", "tpe", "gp"])
+
+
+def noise_rng(seed: int, study_name: str, number: int) -> np.random.Generator:
+    """The curator's noise of one trial, as :class:`PrivateGPUCBSampler` draws it with
+    ``noise_seed = 10000 + seed``: every method of a seed sees the same draw at trial ``i``."""
+    return np.random.default_rng([10_000 + seed, zlib.crc32(study_name.encode()), number])
 
 
 def space_for(model: str, dataset: str) -> SearchSpace:
@@ -144,21 +155,31 @@ def run_one(
 
     sampler = make_sampler(sampler_name, eps, seed, optimizer_kwargs)
     private = eps != "none"
+    ours = isinstance(sampler, PrivateGPUCBSampler)
     picks: dict[int, dict] = {}
 
     def callback(study, trial):
         n = trial.number + 1
         if n in checkpoints:
-            if private:
+            if private and ours:
                 pick = sampler.recommend_trial(study)
             else:
-                pick = study.best_trial
+                pick = study.best_trial  # with privacy: the argmax of the noisy values
             picks[n] = {"trial": pick.number, "score": raw[pick.number]}
 
-    study = optuna.create_study(
-        direction="maximize", sampler=sampler, study_name=f"{model}-{dataset}-{seed}"
-    )
-    func = sampler.privatize(objective) if private else objective
+    study_name = f"{model}-{dataset}-{seed}"
+    study = optuna.create_study(direction="maximize", sampler=sampler, study_name=study_name)
+    if not private:
+        func = objective
+    elif ours:
+        func = sampler.privatize(objective)
+    else:  # Optuna's samplers on the scores the curator releases
+        curator = LaplaceCurator(float(eps), (0.0, 1.0))
+
+        def func(trial):
+            rng = noise_rng(seed, study_name, trial.number)
+            return float(curator.privatize(objective(trial), rng=rng))
+
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -176,9 +197,33 @@ def run_one(
         "n_failed": sum(t.state != optuna.trial.TrialState.COMPLETE for t in study.trials),
         "seconds": elapsed,
     }
-    if private:
+    if private and ours:
         out["privacy"] = sampler.privacy_report(study)
     return out
+
+
+def default_score(model: str, dataset: str, seed: int) -> dict:
+    """The untuned estimator's CV accuracy on the folds of ``seed``."""
+    X, y = load_dataset(dataset)
+    cv = StratifiedKFold(5, shuffle=True, random_state=seed)
+    est = estimator_for(model, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        score = float(np.mean(cross_val_score(est, X, y, cv=cv, error_score="raise")))
+    return {"model": model, "dataset": dataset, "seed": seed, "score": score}
+
+
+def default_scores(out: Path, rows: list[dict]) -> dict[tuple, float]:
+    """The untuned score of every (model, dataset, seed) of ``rows``, computed once each."""
+    folder = out / "optuna_tuning" / "defaults"
+    folder.mkdir(parents=True, exist_ok=True)
+    scores = {}
+    for key in sorted({(r["model"], r["dataset"], r["seed"]) for r in rows}):
+        path = folder / "{}-{}-{}.json".format(*key)
+        res = run_missing(path, functools.partial(default_score, *key))
+        res = res if res is not None else json.loads(path.read_text())
+        scores[key] = res["score"]
+    return scores
 
 
 def run(args) -> None:
@@ -231,6 +276,7 @@ def summarize(args) -> dict:
         "paired_vs_random": _paired(rows, [str(c) for c in args.checkpoints]),
         "score_spread": _score_spread(rows),
         "evaluated_median": _evaluated_median(rows),
+        "below_default": _below_default(rows, default_scores(args.out, rows)),
     }
     name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
@@ -240,10 +286,65 @@ def summarize(args) -> dict:
         + _spread_markdown(result["score_spread"])
         + "\n"
         + _evaluated_markdown(result["evaluated_median"])
+        + "\n"
+        + _below_default_markdown(result["below_default"], [str(c) for c in args.checkpoints])
     )
     _plot(summary, args.out / f"{name}.png", [str(c) for c in args.checkpoints])
     print(json.dumps(result["wins"], indent=1))
     return result
+
+
+def _below_default(rows: list[dict], defaults: dict[tuple, float]) -> dict:
+    """How often each method's pick scores below the untuned estimator on the same folds.
+
+    Per setting, method and checkpoint: the number of runs, how many picks score below the
+    default (by more than 1e-9) and the mean of pick minus default in accuracy points.
+    """
+    out: dict[str, dict] = {}
+    for r in rows:
+        default = defaults[(r["model"], r["dataset"], r["seed"])]
+        for n, pick in r["picks"].items():
+            cell = (
+                out.setdefault(r["epsilon"], {})
+                .setdefault(r["sampler"], {})
+                .setdefault(n, {"n_runs": 0, "n_below": 0, "diff": []})
+            )
+            cell["n_runs"] += 1
+            cell["n_below"] += int(pick["score"] < default - 1e-9)
+            cell["diff"].append(100 * (pick["score"] - default))
+    for by_method in out.values():
+        for by_n in by_method.values():
+            for cell in by_n.values():
+                cell["mean_diff_points"] = float(np.mean(cell.pop("diff")))
+    return out
+
+
+def _below_default_markdown(below: dict, checkpoints: list[str]) -> str:
+    if not below:
+        return ""
+    lines = [
+        "### Against the untuned estimator",
+        "",
+        "Picks that score below the estimator's defaults on the same folds (of all runs), and "
+        "the mean of pick minus default in accuracy points.",
+        "",
+    ]
+    for eps in [e for e in EPSILONS if e in below]:
+        title = "non-private" if eps == "none" else f"epsilon = {eps}"
+        lines.append(f"| {title} | " + " | ".join(f"{c} trials" for c in checkpoints) + " |")
+        lines.append("|---|" + "---|" * len(checkpoints))
+        for m in _order(eps, below[eps]):
+            cells = []
+            for c in checkpoints:
+                v = below[eps][m].get(c)
+                cells.append(
+                    "–"
+                    if v is None
+                    else f"{v['n_below']}/{v['n_runs']} ({v['mean_diff_points']:+.2f})"
+                )
+            lines.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _score_spread(rows: list[dict]) -> dict:

@@ -1,7 +1,10 @@
 """Maximise an acquisition function over the unit cube or over a finite candidate set.
 
-Continuous maximisation follows the multi-start standard of BoTorch: evaluate many raw samples,
-start L-BFGS-B from the best few, keep the best result. When a ``snap`` map is given (the search
+Continuous maximisation follows the multi-start standard of BoTorch: evaluate many raw samples
+(uniform, or a scrambled Sobol sequence), start a local search from the best few, keep the best
+result. The local search moves the real coordinates with L-BFGS-B and sets each discrete or
+categorical parameter (a block of :mod:`privtune.cube`) to its best value by enumeration, as
+Optuna's ``GPSampler`` does for its mixed spaces. When a ``snap`` map is given (the search
 space's ``snap``: cube point -> canonical encoding of its decoded params), every raw sample and
 every L-BFGS-B result is snapped before it is compared, so the returned point always decodes to
 valid params and re-encodes to itself.
@@ -14,12 +17,17 @@ C   : (n, d) candidate points
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import warnings
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import optimize
+from scipy.stats import qmc
 
-__all__ = ["argmax_random_tie", "maximize"]
+from .cube import Block, check_layout
+
+__all__ = ["MAX_EXHAUSTIVE", "RAW_SAMPLING", "argmax_random_tie", "maximize", "raw_samples"]
 
 Acquisition = Callable[[np.ndarray], np.ndarray]
 
@@ -37,6 +45,24 @@ def argmax_random_tie(values: np.ndarray, rng: np.random.Generator, rtol: float 
     return int(ties[0] if ties.size == 1 else rng.choice(ties))
 
 
+#: Enumerate every configuration when a space without real parameters has at most this many.
+MAX_EXHAUSTIVE = 4096
+#: Alternations of the continuous step and the coordinate search per start.
+_PASSES = 3
+#: The raw sampling schemes.
+RAW_SAMPLING = ("uniform", "sobol")
+
+
+def raw_samples(rng: np.random.Generator, n: int, dim: int, scheme: str = "uniform") -> np.ndarray:
+    """``n`` raw samples in ``[0, 1]^dim``: uniform, or a scrambled Sobol sequence seeded from
+    ``rng`` (evenly spread: fewer of them leave a region unvisited)."""
+    if scheme == "sobol":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "balance properties" for n not a power of two
+            return qmc.Sobol(dim, scramble=True, seed=rng).random(n)
+    return rng.random((n, dim))
+
+
 def maximize(
     acq: Acquisition,
     dim: int,
@@ -44,6 +70,8 @@ def maximize(
     *,
     candidates: np.ndarray | None = None,
     snap: Callable[[np.ndarray], np.ndarray] | None = None,
+    layout: Sequence[Block] | None = None,
+    raw_sampling: str = "uniform",
     n_raw: int = 512,
     n_restarts: int = 3,
     anchors: np.ndarray | None = None,
@@ -51,6 +79,13 @@ def maximize(
     batched_gradient: bool = False,
 ) -> np.ndarray:
     """Return the maximiser of ``acq`` over the candidates or over ``[0, 1]^dim``.
+
+    Over the cube: ``n_raw`` raw samples (and the anchors), snapped, are evaluated; from each of
+    the best ``n_restarts``, L-BFGS-B moves the real coordinates (the others fixed) and a
+    coordinate search tries every value of each discrete and categorical block of ``layout``,
+    alternating until neither improves (at most three times). A space with no real parameter
+    and at most :data:`MAX_EXHAUSTIVE` configurations is enumerated instead. Every point
+    compared is snapped, so the result is a valid encoding.
 
     Parameters
     ----------
@@ -64,19 +99,24 @@ def maximize(
         A finite decision set; the best row is returned (no continuous search).
     snap : callable, optional
         Projection of cube points onto valid encodings (vectorised, idempotent).
+    layout : sequence of privtune.cube.Block, optional
+        The parameters' blocks; default: every coordinate real.
+    raw_sampling : {"uniform", "sobol"}, default="uniform"
+        How the raw samples are drawn (:func:`raw_samples`).
     n_raw : int, default=512
-        Number of uniform raw samples.
+        Number of raw samples.
     n_restarts : int, default=3
-        Number of L-BFGS-B starts from the best raw samples.
+        Number of local searches from the best raw samples.
     anchors : ndarray of shape (k, dim), optional
         Extra raw samples, e.g. Gaussian perturbations of the best observed points, so that
         the search looks near the incumbent as well as everywhere.
     maxiter : int, default=50
-        L-BFGS-B iterations per start.
+        L-BFGS-B iterations per continuous step.
     batched_gradient : bool, default=False
         Give L-BFGS-B a forward-difference gradient computed by one call of ``acq`` on the
-        ``dim + 1`` points ``x, x + h e_1, ..., x + h e_dim`` (one vectorised call instead of
-        ``dim + 1`` single-point calls, for acquisitions whose per-call cost dominates).
+        ``k + 1`` points ``x, x + h e_1, ..., x + h e_k`` over the ``k`` real coordinates (one
+        vectorised call instead of ``k + 1`` single-point calls, for acquisitions whose
+        per-call cost dominates).
 
     Returns
     -------
@@ -84,8 +124,16 @@ def maximize(
     """
     if candidates is not None:
         return np.array(candidates[argmax_random_tie(acq(candidates), rng)], dtype=float)
+    if raw_sampling not in RAW_SAMPLING:
+        raise ValueError(f"raw_sampling must be one of {RAW_SAMPLING}, got {raw_sampling!r}.")
+    blocks = check_layout(layout, dim)
+    finite = [b for b in blocks if b.kind != "real"]
+    real = np.array([b.start for b in blocks if b.kind == "real"], dtype=int)
+    if not real.size and math.prod(b.n_values for b in finite) <= MAX_EXHAUSTIVE:
+        grid = _enumerate(finite, dim)
+        return np.array(grid[argmax_random_tie(acq(grid), rng)], dtype=float)
 
-    raw = rng.random((n_raw, dim))
+    raw = raw_samples(rng, n_raw, dim, raw_sampling)
     if anchors is not None and len(anchors):
         raw = np.vstack([raw, np.clip(anchors, 0.0, 1.0)])
     if snap is not None:
@@ -93,31 +141,79 @@ def maximize(
     values = acq(raw)
     order = np.argsort(-values)
     best_x, best_v = raw[order[0]], float(values[order[0]])
-
-    def neg(x: np.ndarray) -> float:
-        return -float(acq(x[None, :])[0])
-
-    h = 1e-6
-
-    def neg_and_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-        # step inwards at the upper bound, so every evaluated point stays in the cube
-        steps = np.where(x + h <= 1.0, h, -h)
-        v = -acq(np.vstack([x, x + np.diag(steps)]))
-        return float(v[0]), (v[1:] - v[0]) / steps
-
-    bounds = [(0.0, 1.0)] * dim
     for i in order[: max(n_restarts, 0)]:
-        if batched_gradient:
-            fun, jac = neg_and_grad, True
-        else:
-            fun, jac = neg, None
-        res = optimize.minimize(
-            fun, raw[i], jac=jac, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
-        )
-        x = np.clip(res.x, 0.0, 1.0)
-        if snap is not None:
-            x = snap(x[None, :])[0]
-        v = float(acq(x[None, :])[0])
+        x, v = raw[i], float(values[i])
+        for _ in range(_PASSES):
+            x_new, v_new = x, v
+            if real.size:
+                x_new, v_new = _continuous_step(acq, x_new, real, snap, maxiter, batched_gradient)
+            if finite:
+                x_new, v_new = _coordinate_step(acq, x_new, v_new, finite)
+            improved = v_new > v + 1e-12 * max(1.0, abs(v))
+            if v_new >= v:
+                x, v = x_new, v_new
+            if not (improved and finite and real.size):
+                break  # one kind of coordinate: a second pass repeats the first
         if v > best_v:
             best_x, best_v = x, v
     return np.array(best_x, dtype=float)
+
+
+def _enumerate(finite: Sequence[Block], dim: int) -> np.ndarray:
+    """Every combination of the blocks' values (the blocks tile the cube)."""
+    grid = np.zeros((1, dim))
+    for b in finite:
+        vals = b.values()
+        rows = np.repeat(grid, len(vals), axis=0)
+        rows[:, b.slice] = np.tile(vals, (grid.shape[0], 1))
+        grid = rows
+    return grid
+
+
+def _continuous_step(acq, x, real, snap, maxiter, batched_gradient):
+    """L-BFGS-B over the real coordinates ``real`` of ``x``, the others fixed."""
+    base = np.array(x, dtype=float)
+
+    def full(u: np.ndarray) -> np.ndarray:
+        out = np.repeat(base[None, :], u.shape[0], axis=0)
+        out[:, real] = u
+        return out
+
+    def neg(u: np.ndarray) -> float:
+        return -float(acq(full(u[None, :]))[0])
+
+    h = 1e-6
+
+    def neg_and_grad(u: np.ndarray) -> tuple[float, np.ndarray]:
+        # step inwards at the upper bound, so every evaluated point stays in the cube
+        steps = np.where(u + h <= 1.0, h, -h)
+        v = -acq(full(np.vstack([u, u + np.diag(steps)])))
+        return float(v[0]), (v[1:] - v[0]) / steps
+
+    fun, jac = (neg_and_grad, True) if batched_gradient else (neg, None)
+    res = optimize.minimize(
+        fun,
+        base[real],
+        jac=jac,
+        method="L-BFGS-B",
+        bounds=[(0.0, 1.0)] * real.size,
+        options={"maxiter": maxiter},
+    )
+    out = full(np.clip(res.x, 0.0, 1.0)[None, :])
+    if snap is not None:
+        out = snap(out)
+    return out[0], float(acq(out)[0])
+
+
+def _coordinate_step(acq, x, v, finite):
+    """One sweep over the discrete and categorical blocks: each set to its best value."""
+    x = np.array(x, dtype=float)
+    for b in finite:
+        vals = b.values()
+        trial = np.repeat(x[None, :], len(vals), axis=0)
+        trial[:, b.slice] = vals
+        a = acq(trial)
+        j = int(np.argmax(a))
+        if a[j] > v:
+            x, v = trial[j], float(a[j])
+    return x, v

@@ -40,6 +40,7 @@ from .tuning import (
     ALGORITHMS,
     Replay,
     RewardScale,
+    check_optimizer_kwargs,
     make_curator,
     make_optimizer,
     privacy_model,
@@ -415,6 +416,7 @@ default="moma"
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
         self._scoring_started = False
         _drop_fitted(self)
+        check_optimizer_kwargs(self.algorithm, self.optimizer_kwargs)
         self._space = SearchSpace(self.space)
         known = self.estimator.get_params(deep=True)
         for name in self._space.names:
@@ -844,12 +846,7 @@ def _rank(values: np.ndarray) -> np.ndarray:
 
 
 def _range(name: str, value) -> tuple[float, float]:
-    try:
-        return _check_value_range(value)
-    except ValueError:
-        raise ValueError(
-            f"{name} must be a pair (lo, hi) of finite floats with lo < hi, got {value!r}."
-        ) from None
+    return _check_value_range(value, name)
 
 
 def _int_seed(random_state) -> int | None:

@@ -19,6 +19,7 @@ Nothing here imports Optuna or scikit-learn.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -90,6 +91,35 @@ def check_algorithm(algorithm: str) -> str:
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}.")
     return algorithm
+
+
+def optimizer_parameters(cls: type[BaseOptimizer]) -> list[str]:
+    """The keyword arguments ``cls`` accepts: its constructor's and, through ``**kwargs``,
+    its bases' (``dim`` excluded)."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(klass.__init__).parameters.values()
+        names += [p.name for p in params if p.kind == p.KEYWORD_ONLY and p.name not in names]
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            break
+    return sorted(names)
+
+
+def check_optimizer_kwargs(algorithm: str, optimizer_kwargs: dict[str, Any] | None) -> None:
+    """Refuse a key of ``optimizer_kwargs`` that the algorithm's optimizer does not take."""
+    if optimizer_kwargs is None:
+        return
+    if not isinstance(optimizer_kwargs, dict):
+        raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs).__name__}.")
+    allowed = optimizer_parameters(ALGORITHMS[check_algorithm(algorithm)])
+    unknown = sorted(str(k) for k in optimizer_kwargs if k not in allowed)
+    if unknown:
+        raise ValueError(
+            f"optimizer_kwargs has {unknown}, which algorithm={algorithm!r} "
+            f"({ALGORITHMS[algorithm].__name__}) does not take. Allowed keys: {allowed}."
+        )
 
 
 def privacy_model(algorithm: str, epsilon: float | None) -> str | None:
@@ -267,6 +297,7 @@ def make_optimizer(
     BaseOptimizer
     """
     cls = ALGORITHMS[check_algorithm(algorithm)]
+    check_optimizer_kwargs(algorithm, optimizer_kwargs)
     if cls is QFFGPUCB:
         model = privacy_model(algorithm, epsilon)
         qff: dict[str, Any] = {
@@ -291,12 +322,19 @@ def make_optimizer(
             go_kwargs["horizon"] = int(budget)
         go_kwargs.update(optimizer_kwargs or {})
         return GOUCB(dim, **go_kwargs)
-    kwargs: dict[str, Any] = {"B": 0.5, "R": 0.5, "epsilon": epsilon, "seed": seed, "snap": snap}
+    kwargs: dict[str, Any] = {
+        "B": 0.5,
+        "R": 0.5,
+        "epsilon": epsilon,
+        "seed": seed,
+        "snap": snap,
+        "layout": layout,
+        "raw_sampling": "sobol",
+    }
     overrides = dict(optimizer_kwargs or {})
-    if cls in EXACT_GP and overrides.get("surrogate", "fitted") == "fitted":
+    if overrides.get("surrogate", "fitted") == "fitted":
         kwargs.update(
             surrogate="fitted",
-            layout=layout,
             noise_var=0.0 if epsilon is None else laplace_noise_var(epsilon),
         )
     else:
@@ -307,10 +345,6 @@ def make_optimizer(
         )
     kwargs.update(overrides)
     return cls(dim, **kwargs)
-
-
-#: The algorithms whose surrogate is the exact GP of :mod:`privtune.gp`.
-EXACT_GP = (GPUCB, TGPUCB, RandomSearch)
 
 
 def laplace_noise_var(epsilon: float) -> float:

@@ -40,9 +40,9 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
 
     result = optuna_tuning.main(["--quick", "--out", str(tmp_path)])
     runs = sorted((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.json"))
-    # MLP on wine, 1 seed: moma, gp-ucb and TPE without privacy; moma, gp-ucb and the private
-    # random baseline with epsilon = 1.
-    assert len(runs) == 6
+    # MLP on wine, 1 seed: moma, gp-ucb and TPE without privacy; moma, gp-ucb, the private
+    # random baseline and TPE on the privatized scores with epsilon = 1.
+    assert len(runs) == 7
     assert (tmp_path / "quick" / "optuna_tuning_quick.png").stat().st_size > 0
     for path in runs:
         run = json.loads(path.read_text())
@@ -51,18 +51,35 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
             # The credited score is the raw CV accuracy of a trial the study evaluated.
             assert run["raw_scores"][pick["trial"]] == pick["score"]
             assert 0.0 <= pick["score"] <= 1.0
-        if run["epsilon"] != "none":
+        if run["epsilon"] != "none" and run["sampler"] != "tpe":
             assert run["privacy"]["n_reports"] == 6 - run["n_failed"]
     assert set(result["summary"]) == {"none", "1"}
     assert not list((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.claim"))
     # The markdown tables: one row per task, one column per method of the setting.
     tables = (tmp_path / "quick" / "optuna_tuning_quick.md").read_text()
     assert "| mlp | wine | " in tables
-    assert "| moma | gp-ucb | TPE |" in tables and "| moma | gp-ucb | random |" in tables
+    assert "| moma | gp-ucb | TPE |" in tables and "| moma | gp-ucb | random | TPE |" in tables
+    # TPE on the privatized scores saw the curator's draws of privtune's runs: trial by trial,
+    # the same noise (common random numbers), so its stored values differ from the raw scores
+    tpe = json.loads(
+        (tmp_path / "quick" / "optuna_tuning" / "runs" / "mlp-wine-1-tpe-0.json").read_text()
+    )
+    assert tpe["picks"]["6"]["score"] in tpe["raw_scores"]
+    # the untuned estimator's score, once per (task, seed), and the picks against it
+    below = result["below_default"]["1"]["gp-ucb"]["6"]
+    assert below["n_runs"] == 1 and below["n_below"] in (0, 1)
+    default = json.loads(
+        (tmp_path / "quick" / "optuna_tuning" / "defaults" / "mlp-wine-0.json").read_text()
+    )["score"]
+    gp_pick = json.loads(
+        (tmp_path / "quick" / "optuna_tuning" / "runs" / "mlp-wine-1-gp-ucb-0.json").read_text()
+    )["picks"]["6"]["score"]
+    assert math.isclose(below["mean_diff_points"], 100 * (gp_pick - default), abs_tol=1e-9)
+    assert "### Against the untuned estimator" in tables
     # Paired against the private random baseline: one (task, seed) pair per method.
     assert "Against random on the same (task, seed)" in tables
     paired = result["paired_vs_random"]["1"]
-    assert set(paired) == {"moma", "gp-ucb"}
+    assert set(paired) == {"moma", "gp-ucb", "tpe"}
     runs_dir = tmp_path / "quick" / "optuna_tuning" / "runs"
     base = json.loads((runs_dir / "mlp-wine-1-random-0.json").read_text())
     for method in ("moma", "gp-ucb"):
@@ -73,7 +90,7 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         assert math.isclose(cell["mean_diff_points"], diff, abs_tol=1e-9)
     # Where the trials went: per run, the median true score of the configurations it ran.
     evaluated = result["evaluated_median"]["1"]["mlp"]
-    assert set(evaluated) == {"moma", "gp-ucb", "random"}
+    assert set(evaluated) == {"moma", "gp-ucb", "random", "tpe"}
     scores = [v for v in base["raw_scores"] if v is not None]
     assert math.isclose(evaluated["random"]["mean_points"], 100 * float(np.median(scores)))
     assert "### Where the trials went" in tables

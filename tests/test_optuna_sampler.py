@@ -639,3 +639,14 @@ def test_the_jdp_horizon_is_named_when_a_study_outgrows_it():
     study.optimize(quadratic, n_trials=4)
     with pytest.raises(ValueError, match="horizon"):
         study.optimize(quadratic, n_trials=2)
+
+
+@pytest.mark.parametrize("value_range", ["19", {0: 0, 1: 1}, (0.0, 1.0, 2.0), (True, 2), b"01"])
+def test_value_range_accepts_only_a_pair_of_numbers(value_range):
+    with pytest.raises(ValueError, match=r"value_range must be a pair \(lo, hi\)"):
+        PrivateGPUCBSampler("gp-ucb", epsilon=1.0, value_range=value_range)
+
+
+def test_an_unknown_optimizer_kwarg_names_the_algorithm_and_the_allowed_keys():
+    with pytest.raises(ValueError, match=r"optimizer_kwargs has \['lamb'\].*'gp-ucb'.*'lam'"):
+        PrivateGPUCBSampler("gp-ucb", optimizer_kwargs={"lamb": 1.0})

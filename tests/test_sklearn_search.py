@@ -492,3 +492,17 @@ def test_released_scores_are_the_clipped_score_plus_laplace_noise():
     assert abs(np.mean(np.abs(noise)) - 0.5) < 0.1
     assert abs(np.median(noise)) < 0.1
     assert s.privacy_report_["n_reports"] == 300
+
+
+def test_an_unknown_optimizer_kwarg_is_refused_before_any_fit():
+    s = search(optimizer_kwargs={"kapa": 3})
+    with pytest.raises(ValueError, match=r"optimizer_kwargs has \['kapa'\].*Allowed keys"):
+        s.fit(X, Y)
+    assert not hasattr(s, "cv_results_")
+
+
+@pytest.mark.parametrize("value_range", [("0", "1"), (0.0, 1.0, 2.0), (True, 2)])
+def test_value_range_must_be_a_pair_of_numbers(value_range):
+    # a string is refused by scikit-learn's parameter validation, naming value_range too
+    with pytest.raises(ValueError, match=r"value_range must be a pair"):
+        search(epsilon=1.0, value_range=value_range).fit(X, Y)

@@ -115,11 +115,12 @@ class ATAGPUCB(NystromOptimizer):
         return self.B * (1.0 + 1.0 / math.sqrt(1.0 - acc)) + width
 
     def _observe(self, x: np.ndarray, y: float) -> None:
+        self._fit_hyperparameters(x, y, self._v[-1])
         self._update()
 
     def _update(self) -> None:
         t = self.t
-        X, y = self.X, self.y
+        X, y = self.X, self._model_rewards(self.y)
         model = self._sample_model(X, t)
         self._model = model
         self._b.append(self.b_t(t))
@@ -128,7 +129,8 @@ class ATAGPUCB(NystromOptimizer):
         V_isqrt = model.inv_sqrt_V()
         U = V_isqrt @ model.Phi.T  # rows u_i^T, shape (m, t)
         contrib = U * y[None, :]
-        keep = np.abs(contrib) <= np.asarray(self._b)[None, :]
+        # b_tau is in reward units; the model's rewards are in units of sd
+        keep = np.abs(contrib) <= np.asarray(self._b)[None, :] / self._sd
         r_hat = np.sum(contrib * keep, axis=1)
         model.theta = V_isqrt @ r_hat
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._checks import check_int
-from ..acquisition import maximize
+from ..acquisition import RAW_SAMPLING, maximize
 from ..cube import Block, check_layout
 from ..gp import Priors
 from ..kernels import Kernel, fit_lengthscale, make_kernel
@@ -155,6 +155,9 @@ class BaseOptimizer:
         each reward its own.
     priors : privtune.gp.Priors, optional
         The priors of the fitted surrogate.
+    raw_sampling : {"uniform", "sobol"}, default="uniform"
+        The acquisition optimiser's raw samples (:func:`privtune.acquisition.raw_samples`);
+        the tuning defaults use ``"sobol"``.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -180,6 +183,7 @@ class BaseOptimizer:
         layout: tuple[Block, ...] | None = None,
         noise_var: float = 0.0,
         priors: Priors | None = None,
+        raw_sampling: str = "uniform",
     ) -> None:
         self.dim = check_int("dim", dim)
         self.kernel = make_kernel(kernel)
@@ -209,6 +213,9 @@ class BaseOptimizer:
         if priors is not None and not isinstance(priors, Priors):
             raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
         self.priors = priors
+        if raw_sampling not in RAW_SAMPLING:
+            raise ValueError(f"raw_sampling must be one of {RAW_SAMPLING}, got {raw_sampling!r}.")
+        self.raw_sampling = raw_sampling
         self._rng = np.random.default_rng(seed)
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -422,6 +429,8 @@ class BaseOptimizer:
             self._rng,
             candidates=C,
             snap=self.snap,
+            layout=self.layout,
+            raw_sampling=self.raw_sampling,
             n_raw=self.n_raw_samples,
             n_restarts=self.n_restarts,
             anchors=self._anchors(),

@@ -68,11 +68,12 @@ def median_of_means_index(Theta: np.ndarray, V: np.ndarray) -> tuple[int, np.nda
 
 
 class _Epoch:
-    __slots__ = ("x", "ys")
+    __slots__ = ("vs", "x", "ys")
 
     def __init__(self, x: np.ndarray) -> None:
         self.x = x
         self.ys: list[float] = []
+        self.vs: list[float] = []  # the rewards' known noise variances
 
 
 class MoMAGPUCB(NystromOptimizer):
@@ -179,15 +180,18 @@ class MoMAGPUCB(NystromOptimizer):
             epoch = _Epoch(x.copy())
             self._open.append(epoch)
         epoch.ys.append(y)
+        epoch.vs.append(self._v[-1])
         if len(epoch.ys) == self.k:
             self._open.remove(epoch)
             self._done.append(epoch)
+            # the fitted surrogate learns the epoch's mean, whose noise variance is mean(v) / k
+            self._fit_hyperparameters(epoch.x, float(np.mean(epoch.ys)), np.mean(epoch.vs) / self.k)
             self._update()
 
     def _update(self) -> None:
         n = self.n_epochs
         X = np.array([e.x for e in self._done])
-        Y = np.array([e.ys for e in self._done])  # (n, k): row i holds y_{i,1..k}
+        Y = self._model_rewards([e.ys for e in self._done])  # (n, k): row i holds y_{i,1..k}
         model = self._sample_model(X, n)
         if model.m:
             Theta = model.solve(model.Phi.T @ Y)  # (m, k): theta_{n,j}

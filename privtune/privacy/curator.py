@@ -21,6 +21,7 @@ same caveat holds for its Gaussian sampling.
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import warnings
 
@@ -35,19 +36,23 @@ class PrivacyError(RuntimeError):
     """A privacy rule would be broken: privtune refuses to go on (it fails closed)."""
 
 
-def _check_value_range(value_range) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value_range)
-    except (TypeError, ValueError):
-        raise ValueError(
-            "value_range must be a pair (lo, hi) of finite floats with lo < hi, "
-            f"got {value_range!r}."
-        ) from None
+def _check_value_range(value_range, name: str = "value_range") -> tuple[float, float]:
+    """A pair ``(lo, hi)`` of finite real numbers with ``lo < hi``: a tuple, a list or a
+    1-D array of two numbers (not a string, a mapping or a set, whose items are not a range)."""
+    message = f"{name} must be a pair (lo, hi) of finite numbers with lo < hi, got {value_range!r}."
+    if isinstance(value_range, np.ndarray):
+        items = value_range.tolist() if value_range.ndim == 1 else None
+    elif isinstance(value_range, (tuple, list)):
+        items = list(value_range)
+    else:  # a string, bytes, a dict, a set, a scalar...
+        items = None
+    if items is None or len(items) != 2:
+        raise ValueError(message)
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in items):
+        raise ValueError(message)
+    lo, hi = (float(v) for v in items)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(
-            "value_range must be a pair (lo, hi) of finite floats with lo < hi, "
-            f"got {value_range!r}."
-        )
+        raise ValueError(message)
     return lo, hi
 
 
