@@ -27,9 +27,56 @@ from scipy.stats import qmc
 
 from .cube import Block, check_layout
 
-__all__ = ["MAX_EXHAUSTIVE", "RAW_SAMPLING", "argmax_random_tie", "maximize", "raw_samples"]
+__all__ = [
+    "MAX_EXHAUSTIVE",
+    "RAW_SAMPLING",
+    "argmax_random_tie",
+    "maximize",
+    "raw_samples",
+    "recommend_index",
+]
 
 Acquisition = Callable[[np.ndarray], np.ndarray]
+
+
+def recommend_index(
+    mean: np.ndarray,
+    *,
+    tiebreak: np.ndarray | None = None,
+    eligible: np.ndarray | None = None,
+) -> int:
+    """The recommendation rule: the evaluated configuration with the best posterior mean.
+
+    Every recommendation in privtune (an optimizer's ``recommend``, the Optuna sampler's
+    ``recommend``, the search's ``best_params_`` with privacy, the federated search's
+    ``recommended_params_``) is this rule over the evaluated configurations. Under noise the
+    best *observed* value is mostly the luckiest draw; the posterior mean pools every
+    observation, and computed from released values it is post-processing.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (n,)
+        The posterior mean at each evaluated configuration.
+    tiebreak : ndarray of shape (n,), optional
+        Breaks ties of the mean (within ``1e-12`` relative), e.g. the told rewards while a model
+        is still flat; remaining ties go to the first index.
+    eligible : ndarray of bool of shape (n,), optional
+        Configurations that may be picked (e.g. not a failed one); default all.
+
+    Returns
+    -------
+    int
+    """
+    mean = np.asarray(mean, dtype=float)
+    ok = np.isfinite(mean) if eligible is None else np.isfinite(mean) & np.asarray(eligible)
+    if not ok.any():
+        raise ValueError("no eligible configuration with a finite posterior mean to recommend.")
+    idx = np.flatnonzero(ok)
+    best = mean[idx].max()
+    top = idx[mean[idx] >= best - 1e-12 * max(1.0, abs(best))]
+    if tiebreak is not None and top.size > 1:
+        return int(top[np.argmax(np.asarray(tiebreak, dtype=float)[top])])
+    return int(top[0])
 
 
 def argmax_random_tie(values: np.ndarray, rng: np.random.Generator, rtol: float = 1e-12) -> int:

@@ -31,13 +31,16 @@ out). The priors (:class:`Priors`), in standardised units:
 - nugget ``g - g_min ~ Gamma(1.1, 30)`` with ``g_min = 1e-6``: Optuna's ``GPSampler`` prior and
   floor, small noise unless the data insist.
 
-The hyperparameters are refitted when a reward is told, on a schedule that depends on the
-number of rewards ``n`` only (so a replayed history reproduces the same model): at every tell
-while ``n <= REFIT_EVERY_TELL_UNTIL`` (100), then whenever ``n`` has grown by
-``REFIT_GROWTH`` (5 %) since the last fit. Each fit starts from the previous one (warm start)
-and, while ``n <= 64`` or when ``n`` is a power of two, also from the prior's mode; the better
-of the two is kept, and if both fail the previous hyperparameters are kept. Between fits the
-Cholesky factor grows by one row per reward (O(n^2)).
+The hyperparameters are fitted on a schedule that depends on the number of rewards ``n`` only:
+the model with ``n`` rewards has the hyperparameters fitted to the first :func:`refit_point`
+``(n)`` of them (all of them while ``n <= REFIT_EVERY_TELL_UNTIL`` = 100; beyond, the last point
+of the sequence 100, 105, 111, ... growing by ``REFIT_GROWTH`` = 5 %), and the rows beyond
+enter its Cholesky factor one at a time (O(n^2) each). Each fit starts from two fixed points,
+the prior's mode and a four times smoother kernel, and keeps the better optimum; if both fail
+the previous hyperparameters are kept. No fit starts from the previous one: the model is then a
+function of the told history alone, so an optimizer rebuilt by replaying a study (a new Optuna
+worker) has the model of one that followed it, after a single fit rather than one per tell.
+Fits are lazy: telling a reward costs nothing until a posterior is asked for.
 
 **Fixed** (``fit=False``): the papers' model, the hyperparameters as given and never changed:
 zero mean, ``s2 = 1``, no standardisation and a noise variance ``lam`` (``nugget=lam``).
@@ -73,14 +76,27 @@ __all__ = [
     "MapObjective",
     "Priors",
     "fit_hyperparameters",
+    "refit_point",
 ]
 
 #: Refit at every tell while there are at most this many rewards.
 REFIT_EVERY_TELL_UNTIL = 100
 #: Beyond, refit when the number of rewards has grown by this fraction since the last fit.
 REFIT_GROWTH = 0.05
-#: Also start the fit from the prior's mode at every fit up to this many rewards.
-_DEFAULT_START_UNTIL = 64
+
+
+def refit_point(n: int) -> int:
+    """The number of rewards the hyperparameters of a model with ``n`` rewards are fitted to
+    (0: not fitted, the prior's mode)."""
+    if n < 2:
+        return 0
+    if n <= REFIT_EVERY_TELL_UNTIL:
+        return n
+    point = REFIT_EVERY_TELL_UNTIL
+    while (nxt := math.ceil(point * (1.0 + REFIT_GROWTH))) <= n:
+        point = nxt
+    return point
+
 
 _LOG_LS_BOUNDS = (math.log(1e-3), math.log(1e3))
 _LOG_S2_BOUNDS = (math.log(1e-6), math.log(1e3))
@@ -249,7 +265,6 @@ def fit_hyperparameters(
     init: Hyperparameters,
     *,
     priors: Priors | None = None,
-    starts: str = "both",
 ) -> Hyperparameters:
     """Maximum a posteriori hyperparameters of the ARD Matérn-5/2 surrogate.
 
@@ -261,11 +276,9 @@ def fit_hyperparameters(
     noise_var : ndarray of shape (n,)
         Known noise variances of ``y``, in the units of ``y`` squared.
     init : Hyperparameters
-        The previous fit (warm start); its kernel must be an :class:`ARDMatern52`, whose layout
-        is kept.
+        Its kernel, an :class:`ARDMatern52` whose layout is kept; ``init`` itself is returned
+        (restandardised) if no start converges.
     priors : Priors, optional
-    starts : {"both", "warm"}, default="both"
-        Start from ``init`` only, or from ``init`` and the prior's mode.
 
     Returns
     -------
@@ -295,9 +308,10 @@ def fit_hyperparameters(
         g = max(h.nugget - g_min, 1e-10)
         return np.clip(np.concatenate([np.log(ls), [math.log(h.signal_var), math.log(g)]]), lo, hi)
 
-    candidates = [pack(init)]
-    if starts == "both":
-        candidates.append(pack(default_hyperparameters(layout, priors)))
+    mode = pack(default_hyperparameters(layout, priors))
+    smoother = mode.copy()
+    smoother[:G] += math.log(4.0)
+    candidates = [mode, smoother]
     best_theta, best_value = None, math.inf
     for theta0 in candidates:
         try:
@@ -386,14 +400,16 @@ class GaussianProcess:
         if fit and not isinstance(hyper.kernel, ARDMatern52):
             raise TypeError("a fitted GaussianProcess needs an ARDMatern52 kernel.")
         self.dim = int(dim)
-        self.hyper = hyper
+        self._hyper = hyper
         self.fit = bool(fit)
         self.priors = priors or Priors()
         self._data = _Data(self.dim)
-        self._n_fit = 0  # number of rewards at the last fit
-        self._L = np.zeros((0, 0))
-        self.alpha = np.zeros(0)
-        self.log_det = 0.0  # ln det K
+        self._n_fit = 0  # the rewards the hyperparameters were fitted to
+        self._n_factor = 0  # the rewards in the factor
+        self._buffer = np.zeros((0, 0))  # the factor's storage, grown by doubling
+        self._L = self._buffer
+        self._alpha = np.zeros(0)
+        self._log_det = 0.0  # ln det K
         self._log_noise = 0.0  # sum of ln(noise variance), model units
         self.n_fits = 0
 
@@ -435,80 +451,111 @@ class GaussianProcess:
         return self._data.v[: self.n]
 
     @property
+    def hyper(self) -> Hyperparameters:
+        """The hyperparameters of the model of the told rewards (fitted on demand)."""
+        self._sync()
+        return self._hyper
+
+    @property
     def centre(self) -> float:
         """The constant mean in reward units (0 for the fixed model)."""
         return self.hyper.centre
 
-    def _due(self, n: int) -> bool:
-        if n < 2:
-            return False
-        return n <= REFIT_EVERY_TELL_UNTIL or n >= self._n_fit * (1.0 + REFIT_GROWTH)
-
     def add(self, x: np.ndarray, y: float, noise_var: float = 0.0) -> None:
         """Tell one reward ``y`` at ``x`` with known noise variance ``noise_var``."""
         self._data.append(np.asarray(x, dtype=float), float(y), float(noise_var))
-        if self.fit and self._due(self.n):
-            self.refit()
-        else:
-            self._extend()
+        if not self.fit:
+            self._sync()  # the fixed model's factor grows now, O(n^2)
 
     def refit(self) -> None:
-        """Refit the hyperparameters to the told rewards now (fitted model only)."""
-        n = self.n
-        starts = "both" if n <= _DEFAULT_START_UNTIL or (n & (n - 1)) == 0 else "warm"
-        self.hyper = fit_hyperparameters(
-            self.X, self.y, self.noise_var, self.hyper, priors=self.priors, starts=starts
-        )
-        self._n_fit = n
-        self.n_fits += 1
+        """Fit the hyperparameters to the first ``refit_point(n)`` told rewards now."""
+        target = refit_point(self.n)
+        if target:
+            self._hyper = fit_hyperparameters(
+                self.X[:target],
+                self.y[:target],
+                self.noise_var[:target],
+                self._hyper,
+                priors=self.priors,
+            )
+            self.n_fits += 1
+        self._n_fit = target
         self._factorize()
+
+    def _sync(self) -> None:
+        """Bring the factor (and, on the schedule, the hyperparameters) up to the told rewards."""
+        if self.fit and refit_point(self.n) != self._n_fit:
+            self.refit()
+        while self._n_factor < self.n:
+            self._extend()
 
     # -- the factor --------------------------------------------------------------------------------
     def _noise(self, v: np.ndarray) -> np.ndarray:
         """Noise variances in model units of rewards with known variances ``v``."""
-        h = self.hyper
+        h = self._hyper
         return v / h.scale**2 + h.nugget + _JITTER
 
     def _z(self, y: np.ndarray) -> np.ndarray:
-        h = self.hyper
+        h = self._hyper
         return (y - h.shift) / h.scale - h.mean
 
     def _factorize(self) -> None:
-        h = self.hyper
+        h = self._hyper
+        n = self.n
         noise = self._noise(self.noise_var)
         K = h.signal_var * h.kernel(self.X)
-        K[np.diag_indices(self.n)] += noise
-        self._L = linalg.cholesky(K, lower=True)
-        self.log_det = 2.0 * float(np.sum(np.log(np.diag(self._L))))
+        K[np.diag_indices(n)] += noise
+        self._buffer = linalg.cholesky(K, lower=True) if n else np.zeros((0, 0))
+        self._L = self._buffer
+        self._log_det = 2.0 * float(np.sum(np.log(np.diag(self._L))))
         self._log_noise = float(np.sum(np.log(noise)))
+        self._n_factor = n
         self._solve()
 
     def _extend(self) -> None:
-        """Grow the factor by the last told row (hyperparameters unchanged)."""
-        n = self.n
-        h = self.hyper
-        x = self.X[n - 1]
-        k_vec = h.signal_var * h.kernel(self.X[: n - 1], x[None, :])[:, 0]
-        c = linalg.solve_triangular(self._L, k_vec, lower=True) if n > 1 else k_vec
-        noise = float(self._noise(self.noise_var[n - 1 :])[0])
+        """Grow the factor by the next told row (hyperparameters unchanged)."""
+        i = self._n_factor
+        h = self._hyper
+        x = self._data.X[i]
+        k_vec = h.signal_var * h.kernel(self._data.X[:i], x[None, :])[:, 0]
+        c = linalg.solve_triangular(self._L, k_vec, lower=True) if i else k_vec
+        noise = float(self._noise(self._data.v[i : i + 1])[0])
         d2 = h.signal_var * float(h.kernel.diag(x[None, :])[0]) + noise - float(c @ c)
         d = math.sqrt(max(d2, 1e-12 * noise))
-        L = np.zeros((n, n))
-        L[: n - 1, : n - 1] = self._L
-        L[n - 1, : n - 1] = c
-        L[n - 1, n - 1] = d
-        self._L = L
-        self.log_det += 2.0 * math.log(d)
+        if i == self._buffer.shape[0]:  # capacity doubles: no copy per row
+            buffer = np.zeros((max(16, 2 * i), max(16, 2 * i)))
+            buffer[:i, :i] = self._L
+            self._buffer = buffer
+        self._buffer[i, :i] = c
+        self._buffer[i, i] = d
+        self._L = self._buffer[: i + 1, : i + 1]
+        self._log_det += 2.0 * math.log(d)
         self._log_noise += math.log(noise)
+        self._n_factor = i + 1
         self._solve()
 
     def _solve(self) -> None:
-        self.alpha = linalg.cho_solve((self._L, True), self._z(self.y)) if self.n else np.zeros(0)
+        m = self._n_factor
+        z = self._z(self._data.y[:m])
+        self._alpha = linalg.cho_solve((self._L, True), z) if m else np.zeros(0)
+
+    @property
+    def alpha(self) -> np.ndarray:
+        """``K^{-1} (z - c)`` for the told rewards."""
+        self._sync()
+        return self._alpha
+
+    @property
+    def log_det(self) -> float:
+        """``ln det K`` of the told rewards."""
+        self._sync()
+        return self._log_det
 
     @property
     def gamma(self) -> float:
         """Empirical information gain ``1/2 ln det(I + s2 K / noise)`` of the told points."""
-        return 0.5 * (self.log_det - self._log_noise)
+        self._sync()
+        return 0.5 * (self._log_det - self._log_noise)
 
     # -- the posterior -----------------------------------------------------------------------------
     def mean(self, Z: np.ndarray) -> np.ndarray:

@@ -44,13 +44,13 @@ from .tuning import (
     QFF_DEFAULT_BETA,
     Replay,
     RewardScale,
-    check_algorithm,
     joint_dp_summary,
     make_curator,
     make_optimizer,
     privacy_model,
     privacy_summary,
-    recommended_row,
+    resolve_algorithm,
+    warn_repeated_plays,
 )
 
 __all__ = ["GOUCBSampler", "PrivateGPUCBSampler"]
@@ -188,12 +188,15 @@ class PrivateGPUCBSampler(BaseSampler):
 
     Parameters
     ----------
-    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-jdp", "qff-ldp"}, \
-default="moma"
-        The optimizer: MoMA-GP-UCB (plays each configuration ``k = 3`` times and takes a
-        median of means: made for noisy, private scores), ATA-GP-UCB, TGP-UCB, exact GP-UCB
-        (the non-robust baseline) or uniform random proposals (with the same recommendation
-        rule: the honest private baseline). ``"go-ucb"`` is GO-UCB, better reached through
+    algorithm : {"auto", "moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-jdp", \
+"qff-ldp"}, default="auto"
+        ``"auto"`` is the algorithm measured best for exact scores (without ``epsilon``) or for
+        privatized ones (:data:`privtune.tuning.AUTO`; the evidence is in the benchmarks page),
+        and ``algorithm`` then holds the name it resolved to. Otherwise: MoMA-GP-UCB (plays
+        each configuration ``k = 3`` times and takes a median of means: made for noisy,
+        private scores), ATA-GP-UCB, TGP-UCB, exact GP-UCB or uniform random proposals (with
+        the same recommendation rule: the honest private baseline). ``"go-ucb"`` is GO-UCB,
+        better reached through
         :class:`GOUCBSampler`. ``"qff-jdp"`` and ``"qff-ldp"`` are GP-UCB on quadrature
         Fourier features with joint or local joint DP
         (:class:`~privtune.optimizers.QFFGPUCB`; defaults in
@@ -246,7 +249,7 @@ default="moma"
 
     def __init__(
         self,
-        algorithm: str = "moma",
+        algorithm: str = "auto",
         *,
         epsilon: float | None = None,
         value_range: tuple[float, float] | None = None,
@@ -257,8 +260,9 @@ default="moma"
         optimizer_kwargs: dict[str, Any] | None = None,
         warn_independent_sampling: bool = True,
     ) -> None:
-        self.algorithm = check_algorithm(algorithm)
         self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        self.algorithm = resolve_algorithm(algorithm, self.epsilon)
+        warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
         self.privacy_model = privacy_model(self.algorithm, self.epsilon)
         if self.epsilon is not None and value_range is None:
             raise ValueError(
@@ -689,9 +693,9 @@ default="moma"
         space = SearchSpace(search_space)
         completed = self._completed(study, trials, search_space)
         with self._lock:
-            opt, X = self._optimizer(study, space, search_space, completed)
-            # The recommended point is one of the told rows: the first trial evaluated there.
-            return completed[recommended_row(opt, X)]
+            opt, _ = self._optimizer(study, space, search_space, completed)
+            # The told rows are the completed trials, in order.
+            return completed[opt.recommend_row()]
 
     def recommend(self, study: Study) -> dict[str, Any]:
         """Parameters of the evaluated configuration with the best posterior mean.

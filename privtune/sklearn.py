@@ -33,6 +33,7 @@ from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .acquisition import recommend_index
 from .privacy import GaussianCurator, LaplaceCurator, PrivacyError, PrivacyLedger
 from .privacy.curator import _check_value_range
 from .space import SearchSpace
@@ -45,6 +46,8 @@ from .tuning import (
     make_optimizer,
     privacy_model,
     privacy_summary,
+    resolve_algorithm,
+    warn_repeated_plays,
 )
 
 __all__ = ["PrivateBOSearchCV", "known_score_range"]
@@ -126,9 +129,12 @@ class PrivateBOSearchCV(BaseSearchCV):
     ``epsilon_test_<metric>`` gives each candidate's spent epsilon (0 for a NaN score, which
     releases nothing; a failed fit scored with a numeric ``error_score`` is released like any
     score). ``best_params_`` is the evaluated candidate with the best posterior mean
-    of the optimizer's model (``posterior_mean_test_<metric>``, in score units);
-    ``best_score_`` is that candidate's released (noisy) score, and ``rank_test_<metric>``
-    ranks the released scores, so the best candidate's rank need not be 1. ``privacy_report_``
+    of the optimizer's model (``posterior_mean_test_<metric>``, in score units, clipped to
+    ``value_range``: under heavy noise a model's mean can leave the range a score can take);
+    ``best_score_`` is that candidate's posterior mean (the model's estimate of its score from
+    every released value, not a released value itself, and never the maximum of the noisy
+    scores), and ``rank_test_<metric>`` ranks the released scores, so the best candidate's rank
+    need not be 1. ``privacy_report_``
     states the per-report and the composed epsilon. The search fails closed: with privacy,
     callbacks other than :class:`sklearn.callback.ProgressBar` (on the search or the tuned
     estimator) are refused, and an error raised once scoring has begun is re-raised without
@@ -159,9 +165,11 @@ class PrivateBOSearchCV(BaseSearchCV):
         :class:`privtune.space.SearchSpace` accepts (``Real``, ``Integer``, ``Categorical``,
         Optuna distributions, a list of choices, ``(low, high)``, ``(low, high,
         "log-uniform")``).
-    algorithm : {"moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-ldp"}, \
-default="moma"
-        The optimizer (see :class:`privtune.PrivateGPUCBSampler`). ``"random"`` proposes
+    algorithm : {"auto", "moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-ldp"}, \
+default="auto"
+        The optimizer (see :class:`privtune.PrivateGPUCBSampler`); ``"auto"`` is the one
+        measured best for exact or for privatized scores (:data:`privtune.tuning.AUTO`), and
+        ``algorithm_`` holds the name it resolved to. ``"random"`` proposes
         uniformly and recommends with the same rule: the honest private baseline.
         ``"go-ucb"`` is :class:`privtune.optimizers.GOUCB` with ``horizon=n_iter`` (its
         uniform Phase I lasts ``ceil(sqrt(n_iter))`` candidates). ``"qff-ldp"`` is
@@ -207,10 +215,15 @@ default="moma"
     optimizer_kwargs : dict, optional
         Overrides of the optimizer's tuning defaults (see
         :func:`privtune.tuning.make_optimizer`).
+    evaluate_default : bool, default=True
+        Evaluate the estimator's own values of the space's parameters first, when they lie in
+        the space (one of the ``n_iter`` candidates), so that the untuned estimator is among
+        the candidates the pick is chosen from and tuning never loses it.
     verbose : int, default=0
-        ``>= 1``: one line per round with the best (privatized) mean score so far; ``>= 2``:
-        scikit-learn's per-fit messages. With privacy, levels above 2 (which print fold scores)
-        are treated as 2.
+        ``>= 1``: one line per round: without privacy the best mean score so far, with privacy
+        the posterior mean of the current pick (never the maximum of the noisy released
+        scores); ``>= 2``: scikit-learn's per-fit messages. With privacy, levels above 2 (which
+        print fold scores) are treated as 2.
     error_score : "raise" or float, default=np.nan
         Score of a failed fit, as in scikit-learn. A NaN score releases nothing and teaches the
         optimizer nothing.
@@ -229,7 +242,8 @@ default="moma"
     best_estimator_ : estimator
         The estimator refitted on the whole data with ``best_params_`` (``refit`` only).
     best_score_ : float
-        ``mean_test_<metric>`` of ``best_index_``: with privacy, a released (noisy) value.
+        ``mean_test_<metric>`` of ``best_index_``; with privacy its
+        ``posterior_mean_test_<metric>``, the model's estimate from the released scores.
     best_params_ : dict
         Without privacy, the candidate with the best mean test score; with privacy, the one
         with the best posterior mean (the recommendation).
@@ -245,6 +259,8 @@ default="moma"
         Whether several metrics were evaluated.
     batch_size_ : int
         The batch size used.
+    algorithm_ : str
+        The algorithm run (``"auto"`` resolved).
     privacy_report_ : dict
         With privacy: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
         ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``) and
@@ -283,7 +299,7 @@ default="moma"
         **BaseSearchCV._parameter_constraints,
         "estimator": [HasMethods(["fit"])],
         "space": [Mapping],
-        "algorithm": [StrOptions(set(ALGORITHMS))],
+        "algorithm": [StrOptions({"auto", *ALGORITHMS})],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "value_range": [tuple, list, dict, None],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -292,6 +308,7 @@ default="moma"
         "random_state": ["random_state"],
         "noise_random_state": ["random_state"],
         "optimizer_kwargs": [dict, None],
+        "evaluate_default": ["boolean"],
     }
 
     def __init__(
@@ -299,7 +316,7 @@ default="moma"
         estimator,
         space,
         *,
-        algorithm: str = "moma",
+        algorithm: str = "auto",
         epsilon: float | None = None,
         value_range=None,
         n_iter: int = 50,
@@ -312,6 +329,7 @@ default="moma"
         random_state=None,
         noise_random_state=None,
         optimizer_kwargs: dict | None = None,
+        evaluate_default: bool = True,
         verbose: int = 0,
         error_score=np.nan,
         return_train_score: bool = False,
@@ -338,6 +356,7 @@ default="moma"
         self.random_state = random_state
         self.noise_random_state = noise_random_state
         self.optimizer_kwargs = optimizer_kwargs
+        self.evaluate_default = evaluate_default
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None, **params):
@@ -375,6 +394,9 @@ default="moma"
         else:
             if self.epsilon is not None:
                 self.privacy_report_ = self._privacy_report()
+                if not callable(self.refit) and hasattr(self, "best_index_"):
+                    posterior = self.cv_results_[f"posterior_mean_test_{self._metric}"]
+                    self.best_score_ = float(posterior[self.best_index_])
         finally:
             self.verbose = verbose
             for name in self._FIT_STATE:
@@ -386,6 +408,7 @@ default="moma"
     #: State of one ``fit``, dropped when it ends (it holds locks and raw-score machinery).
     _FIT_STATE = (
         "_scoring_started",
+        "_default_u",
         "_space",
         "_ranges",
         "_metric",
@@ -416,7 +439,9 @@ default="moma"
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
         self._scoring_started = False
         _drop_fitted(self)
-        check_optimizer_kwargs(self.algorithm, self.optimizer_kwargs)
+        self.algorithm_ = resolve_algorithm(self.algorithm, self.epsilon)
+        check_optimizer_kwargs(self.algorithm_, self.optimizer_kwargs)
+        warn_repeated_plays(self.algorithm_, self.epsilon, stacklevel=4)
         self._space = SearchSpace(self.space)
         known = self.estimator.get_params(deep=True)
         for name in self._space.names:
@@ -425,7 +450,7 @@ default="moma"
                     f"space has the parameter {name!r}, which {type(self.estimator).__name__} "
                     f"does not have. Its parameters are: {sorted(known)}."
                 )
-        if privacy_model(self.algorithm, self.epsilon) == "jdp":
+        if privacy_model(self.algorithm_, self.epsilon) == "jdp":
             raise ValueError(
                 "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
                 "raw scores stay with a trusted privatizer, but a search publishes each "
@@ -440,6 +465,7 @@ default="moma"
             )
         if self.epsilon is not None:
             self._refuse_callbacks()
+        self._default_u = self._default_point() if self.evaluate_default else None
         self._ranges = self._declared_ranges()
         self._metric: str | None = None
         self._reported: list[str] = []
@@ -450,7 +476,7 @@ default="moma"
         # The qff algorithms' own privacy noise: one seed per fit, kept by every rebuild.
         self._qff_noise_seed = (
             int(self._noise_rng.integers(2**63))
-            if privacy_model(self.algorithm, self.epsilon) == "local-jdp"
+            if privacy_model(self.algorithm_, self.epsilon) == "local-jdp"
             else None
         )
         self._warned_nonfinite = 0
@@ -461,6 +487,23 @@ default="moma"
         metrics = self._expected_metrics()
         if metrics is not None:  # known before any fit: fail before spending compute
             self._setup_metrics(metrics)
+
+    def _default_point(self) -> np.ndarray | None:
+        """The estimator's own values of the space's parameters, encoded, if they lie in the
+        space (each decodes to itself); ``None`` otherwise."""
+        own = self.estimator.get_params(deep=True)
+        values = {name: own[name] for name in self._space.names}
+        try:
+            u = self._space.to_unit(values)
+        except (TypeError, ValueError):
+            return None
+        decoded = self._space.from_unit(u)
+        for name, value in values.items():
+            back = decoded[name]
+            numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            if not (back == value or (numeric and math.isclose(back, value, rel_tol=1e-9))):
+                return None  # e.g. a value off the parameter's step grid
+        return u
 
     def _expected_metrics(self) -> list[str] | None:
         """The metric names ``cv_results_`` will have, ``None`` for a callable scoring."""
@@ -561,7 +604,7 @@ default="moma"
             rng = self._range_of(m, m == metric)
             assert rng is not None
             curator = make_curator(
-                self.algorithm,
+                self.algorithm_,
                 self.epsilon,
                 rng,
                 optimizer_kwargs=self.optimizer_kwargs,
@@ -599,13 +642,15 @@ default="moma"
         def synced():
             rng = self._range_of(self._metric, True) if self._metric else None
             if rng is not None:
-                scale = RewardScale.for_algorithm(self.algorithm, self.epsilon, rng, maximize=True)
+                scale = RewardScale.for_algorithm(
+                    self.algorithm_, self.epsilon, rng, maximize=True
+                )
             else:
                 scale = RewardScale.from_values(history.scores)
             opt = replay.sync(
                 scale,
                 lambda: make_optimizer(
-                    self.algorithm,
+                    self.algorithm_,
                     space.dim,
                     epsilon=self.epsilon,
                     seed=seed,
@@ -634,9 +679,17 @@ default="moma"
             size = min(q, n_iter - n_proposed)
             opt, _ = synced()
             U = []
-            for j in range(size):
+            if r == 0 and self._default_u is not None:
+                U.append(self._default_u)  # the untuned estimator, evaluated first
+            for j in range(len(U), size):
                 opt.reseed([seed, n_proposed + j])
-                U.append(opt.ask(uniform=len(history) + j < self.n_initial_points))
+                pending = np.array(U) if U else None  # asked ones are pending already
+                U.append(
+                    opt.ask(
+                        pending=pending if r == 0 else None,
+                        uniform=len(history) + j < self.n_initial_points,
+                    )
+                )
             n_proposed += size
             round_ctx = None
             if search_ctx is not None:
@@ -671,32 +724,37 @@ default="moma"
             if round_ctx is not None:
                 round_ctx.call_on_fit_task_end(estimator=self)
             if self.verbose > 0:
-                self._print_round(r + 1, n_rounds, n_proposed, history.best)
+                shown = history.best
+                if self.epsilon is not None and results is not None and history.n_finite:
+                    posterior, pick = self._recommend(*synced(), history, results)
+                    shown = float(np.clip(posterior[pick], *self._range_of(self._metric, True)))
+                self._print_round(r + 1, n_rounds, n_proposed, shown)
         if results is None:
             # Nothing was evaluated: scikit-learn's error, with the fits' errors (withheld by
             # fit with privacy).
             assert last_failure is not None
             raise last_failure
         if self.epsilon is not None and history.n_finite:
-            opt, scale = synced()
-            # The rule of the recommendation: the best posterior mean among the candidates
-            # with a released score (post-processing of released values).
-            cand = np.asarray(results["params"], dtype=object)
-            rows = history.rows_in_results(len(cand))
-            mean, _ = opt.predict(history.U[rows])
-            posterior = np.full(len(cand), np.nan)
-            posterior[history.candidate[rows]] = scale.to_score(mean)
-            released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-            posterior[~np.isfinite(released)] = np.nan  # a failed candidate is not a pick
-            ok = np.flatnonzero(np.isfinite(posterior))
-            results[f"posterior_mean_test_{self._metric}"] = posterior
-            if ok.size:
-                # The best posterior mean; ties (a flat model: MoMA before its first full
-                # epoch) go to the best released score among them.
-                top = ok[posterior[ok] >= posterior[ok].max() - 1e-12]
-                self._recommended = int(top[np.argmax(released[top])])
+            posterior, self._recommended = self._recommend(*synced(), history, results)
+            # reported within the score's range: a model's mean under heavy noise can leave it
+            lo, hi = self._range_of(self._metric, True)
+            results[f"posterior_mean_test_{self._metric}"] = np.clip(posterior, lo, hi)
         if search_ctx is not None:
             search_ctx.call_on_fit_task_end(estimator=self)
+
+    def _recommend(self, opt, scale, history, results) -> tuple[np.ndarray, int]:
+        """Every candidate's posterior mean (score units; NaN for a failed one) and the pick:
+        the rule of :func:`privtune.acquisition.recommend_index` among the candidates with a
+        released score, ties to the best released score (post-processing of released
+        values)."""
+        n_candidates = len(results["params"])
+        rows = history.rows_in_results(n_candidates)
+        mean, _ = opt.predict(history.U[rows])
+        posterior = np.full(n_candidates, np.nan)
+        posterior[history.candidate[rows]] = scale.to_score(mean)
+        released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+        posterior[~np.isfinite(released)] = np.nan  # a failed candidate is not a pick
+        return posterior, recommend_index(posterior, tiebreak=released)
 
     def _all_fits_failed(self, exc: ValueError, size: int) -> bool:
         """Whether ``exc`` is scikit-learn's error for a batch whose every fit failed."""
@@ -735,12 +793,18 @@ default="moma"
             stacklevel=4,
         )
 
-    def _print_round(self, r: int, n_rounds: int, n_done: int, best: float) -> None:
-        what = "privatized " if self.epsilon is not None else ""
-        shown = f"{best:.4f}" if math.isfinite(best) else "none yet"
+    def _print_round(self, r: int, n_rounds: int, n_done: int, value: float) -> None:
+        """One line per round: without privacy the best mean test score so far; with privacy
+        the posterior mean of the current pick (a model estimate from released scores, never
+        the maximum of noisy values)."""
+        shown = f"{value:.4f}" if math.isfinite(value) else "none yet"
+        if self.epsilon is None:
+            what = f"best mean_test_{self._metric} so far: {shown}"
+        else:
+            what = f"current pick's posterior mean of {self._metric}: {shown}"
         print(
             f"[{type(self).__name__}] round {r}/{n_rounds}: {n_done}/{self.n_iter} candidates, "
-            f"best {what}mean_test_{self._metric} so far: {shown}",
+            f"{what}",
             flush=True,
         )
 

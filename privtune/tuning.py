@@ -11,8 +11,8 @@
   optimizers assume;
 - :class:`Replay`: an optimizer rebuilt from an ordered history, reused while the history only
   grows (the cache of a stateless sampler, never relied on);
-- :func:`recommended_row` and :func:`privacy_summary`: the recommendation among evaluated
-  configurations and the privacy report, as both adapters state them.
+- :func:`privacy_summary`: the privacy report, as both adapters state it (the recommendation
+  is :meth:`privtune.optimizers.BaseOptimizer.recommend_row`, one rule for every caller).
 
 Nothing here imports Optuna or scikit-learn.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ from .privacy.ledger import PrivacyLedger
 
 __all__ = [
     "ALGORITHMS",
+    "AUTO",
     "Replay",
     "RewardScale",
     "check_algorithm",
@@ -53,7 +55,8 @@ __all__ = [
     "make_optimizer",
     "privacy_model",
     "privacy_summary",
-    "recommended_row",
+    "resolve_algorithm",
+    "warn_repeated_plays",
 ]
 
 #: Algorithm names accepted by the adapters.
@@ -86,11 +89,40 @@ QFF_LENGTHSCALE = 0.3
 NON_PRIVATE_LAM = 0.01
 
 
+#: What ``algorithm="auto"`` resolves to, for exact scores and for scores released with
+#: epsilon-LDP: the best measured in the tuning benchmark (docs/benchmarks.md, "The default
+#: algorithm").
+AUTO = {"exact": "gp-ucb", "ldp": "gp-ucb"}
+
+
 def check_algorithm(algorithm: str) -> str:
-    """Validate an algorithm name (one of :data:`ALGORITHMS`)."""
-    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}.")
+    """Validate an algorithm name (one of :data:`ALGORITHMS`, or ``"auto"``)."""
+    if not isinstance(algorithm, str) or (algorithm not in ALGORITHMS and algorithm != "auto"):
+        raise ValueError(
+            f"algorithm must be 'auto' or one of {sorted(ALGORITHMS)}, got {algorithm!r}."
+        )
     return algorithm
+
+
+def resolve_algorithm(algorithm: str, epsilon: float | None) -> str:
+    """The algorithm a name stands for: ``"auto"`` is :data:`AUTO`'s choice for exact scores
+    (``epsilon`` is None) or for LDP scores; any other name is itself."""
+    if check_algorithm(algorithm) == "auto":
+        return AUTO["exact" if epsilon is None else "ldp"]
+    return algorithm
+
+
+def warn_repeated_plays(algorithm: str, epsilon: float | None, *, stacklevel: int = 2) -> None:
+    """Warn that ``"moma"`` without privacy evaluates each configuration ``k`` times for
+    nothing: exact scores repeat exactly, and the median of identical means is the mean."""
+    if algorithm == "moma" and epsilon is None:
+        warnings.warn(
+            "algorithm='moma' without epsilon plays each configuration k = 3 times; with exact "
+            "scores the repeats are identical evaluations that cost time and teach nothing. "
+            "Use algorithm='auto' (or 'gp-ucb') for exact scores.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def optimizer_parameters(cls: type[BaseOptimizer]) -> list[str]:
@@ -504,26 +536,6 @@ class Replay:
     def clear(self) -> None:
         """Forget the cached optimizer."""
         self.__init__()
-
-
-def recommended_row(optimizer: BaseOptimizer, X: np.ndarray) -> int:
-    """Index of the row of ``X`` (the told points, in order) that ``optimizer`` recommends.
-
-    :meth:`~privtune.optimizers.BaseOptimizer.recommend` returns the evaluated point with the
-    best posterior mean; this is the first row holding exactly that point.
-
-    Parameters
-    ----------
-    optimizer : BaseOptimizer
-        An optimizer told the rows of ``X``.
-    X : ndarray of shape (n, dim)
-
-    Returns
-    -------
-    int
-    """
-    x = optimizer.recommend()
-    return int(np.argmin(np.sum((np.asarray(X, dtype=float) - x) ** 2, axis=1)))
 
 
 def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any]:

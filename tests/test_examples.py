@@ -15,10 +15,9 @@ EXAMPLES = sorted(
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(path, tmp_path):
-    args = [str(path)]
+    args = [str(path), "--quick"]  # every example's smoke mode
     if path.name.startswith("search_"):
-        # The searches' smoke mode; the plot goes to tmp_path.
-        args += ["--quick", "--out", str(tmp_path)]
+        args += ["--out", str(tmp_path)]  # the plot goes to tmp_path
     proc = subprocess.run(
         [sys.executable, *args], capture_output=True, text=True, timeout=600, check=False
     )

@@ -17,6 +17,7 @@ from privtune.gp import (
     MapObjective,
     Priors,
     fit_hyperparameters,
+    refit_point,
 )
 from privtune.kernels import SE, ARDMatern52, Matern
 from privtune.space import SearchSpace
@@ -184,9 +185,10 @@ def test_the_incremental_factor_equals_a_factorisation_from_scratch():
     gp = GaussianProcess.fitted(1)
     for x, yi, vi in zip(X, y, v, strict=True):
         gp.add(x, yi, vi)
-    assert gp._n_fit == REFIT_EVERY_TELL_UNTIL  # the last three were added to the factor
     Z = rng.random((6, 1))
     mean, var = gp.posterior(Z)
+    assert gp._n_fit == REFIT_EVERY_TELL_UNTIL  # the last three were added to the factor
+    assert gp.n_fits == 1  # lazy: one fit, when the posterior was asked for
     m0, v0 = direct_posterior(gp.hyper, X, y, v, Z)
     np.testing.assert_allclose(mean, m0, atol=1e-8)
     np.testing.assert_allclose(var, v0, atol=1e-8)
@@ -220,10 +222,36 @@ def test_the_refit_schedule_depends_on_the_number_of_rewards_only():
     fits = []
     for _ in range(150):
         gp.add(rng.random(1), rng.standard_normal())
+        gp.posterior(np.zeros((1, 1)))  # an ask after every tell
         fits.append(gp.n_fits)
     # every tell from 2 to 100, then at 5 % growth: 105, 111, 117, 123, 130, 137, 144
     assert fits[REFIT_EVERY_TELL_UNTIL - 1] == REFIT_EVERY_TELL_UNTIL - 1
     assert fits[-1] - fits[REFIT_EVERY_TELL_UNTIL - 1] == 7
+    assert [refit_point(n) for n in (1, 2, 100, 104, 105, 110, 111, 150)] == [
+        0,
+        2,
+        100,
+        100,
+        105,
+        105,
+        111,
+        144,
+    ]
+
+
+def test_a_rebuilt_model_equals_one_that_followed_the_history():
+    """A new worker replays a study: one fit, the same model as the one asked at every tell."""
+    rng = np.random.default_rng(11)
+    X, y = rng.random((120, 2)), rng.standard_normal(120)
+    followed, rebuilt = GaussianProcess.fitted(2), GaussianProcess.fitted(2)
+    for x, yi in zip(X, y, strict=True):
+        followed.add(x, yi, 0.1)
+        followed.posterior(X[:1])
+        rebuilt.add(x, yi, 0.1)
+    Z = rng.random((4, 2))
+    np.testing.assert_allclose(rebuilt.posterior(Z), followed.posterior(Z), atol=1e-9)
+    assert rebuilt.hyper == followed.hyper
+    assert rebuilt.n_fits == 1 and followed.n_fits > 100
 
 
 def test_a_replayed_history_gives_the_same_model():
@@ -282,8 +310,12 @@ def test_the_ard_kernel_rejects_a_lengthscale_count_that_does_not_match():
 
 def test_a_search_space_layout_names_its_blocks():
     space = SearchSpace(
-        {"C": (1e-3, 1e3, "log-uniform"), "kernel": ["rbf", "linear"], "depth": (1, 5),
-         "n": (1, 1000)}
+        {
+            "C": (1e-3, 1e3, "log-uniform"),
+            "kernel": ["rbf", "linear"],
+            "depth": (1, 5),
+            "n": (1, 1000),
+        }
     )
     kinds = [b.kind for b in space.layout]
     assert kinds == ["real", "categorical", "discrete", "real"]  # 1000 values: treated as real

@@ -90,8 +90,21 @@ def test_bad_arguments_are_named(kwargs, match):
 
 
 def test_unknown_algorithm_lists_the_allowed_names():
-    with pytest.raises(ValueError, match="algorithm must be one of"):
+    with pytest.raises(ValueError, match="algorithm must be 'auto' or one of"):
         PrivateGPUCBSampler("bogus")
+
+
+def test_auto_resolves_to_the_measured_default_for_exact_and_for_private_scores():
+    from privtune.tuning import AUTO
+
+    assert PrivateGPUCBSampler().algorithm == AUTO["exact"]
+    private = PrivateGPUCBSampler(epsilon=1.0, value_range=(0.0, 1.0))
+    assert private.algorithm == AUTO["ldp"]
+
+
+def test_moma_without_privacy_warns_that_its_repeats_are_identical():
+    with pytest.warns(UserWarning, match="identical evaluations"):
+        PrivateGPUCBSampler("moma")
 
 
 def test_bad_optimizer_kwargs_fail_at_construction():

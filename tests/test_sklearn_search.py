@@ -198,7 +198,9 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorit
     raw_means = np.array(scorer.seen[: 5 * 8]).reshape(8, 5).mean(axis=1)
     assert np.all(np.abs(released - raw_means) > 1e-6)
     np.testing.assert_array_equal(res["epsilon_test_score"], np.full(8, 1.0))
-    assert s.best_score_ == released[s.best_index_]
+    # best_score_ is the pick's posterior mean, not a released (let alone raw) value
+    assert s.best_score_ == res["posterior_mean_test_score"][s.best_index_]
+    assert "current pick's posterior mean of score" in out.getvalue()
     # The optimizer was told the released values (as rewards 2 y - 1, or y in [0, 1] for the
     # qff algorithms), nothing else.
     rewards = released if algorithm == "qff-ldp" else 2 * released - 1
@@ -237,10 +239,12 @@ def test_private_best_params_come_from_the_posterior_mean():
         res = s.cv_results_
         # The model's posterior mean at each candidate (in score units) picks best_params_ ...
         posterior = res["posterior_mean_test_score"]
-        assert np.all(np.isfinite(posterior))
-        assert s.best_index_ == int(np.argmax(posterior))
+        assert np.all(np.isfinite(posterior)) and np.all((posterior >= 0) & (posterior <= 1))
+        # the pick has the best posterior mean (reported clipped to value_range, so ties at 1
+        # may hide the order)
+        assert posterior[s.best_index_] == posterior.max()
         assert s.best_params_ == res["params"][s.best_index_]
-        assert s.best_score_ == res["mean_test_score"][s.best_index_]  # the released figure
+        assert s.best_score_ == posterior[s.best_index_]  # the model's estimate
         # ... which is not the argmax of the noisy released values.
         differs += s.best_index_ != int(np.argmax(res["mean_test_score"]))
     assert differs >= 1
@@ -506,3 +510,27 @@ def test_value_range_must_be_a_pair_of_numbers(value_range):
     # a string is refused by scikit-learn's parameter validation, naming value_range too
     with pytest.raises(ValueError, match=r"value_range must be a pair"):
         search(epsilon=1.0, value_range=value_range).fit(X, Y)
+
+
+def test_the_untuned_estimator_is_evaluated_first_when_it_lies_in_the_space():
+    s = search(n_iter=4).fit(X, Y)
+    assert s.cv_results_["params"][0] == {"C": 1.0}  # LogisticRegression's own C
+    # with privacy too: it is a candidate like any other, picked by the same rule
+    s = search(n_iter=4, epsilon=1.0, noise_random_state=0).fit(X, Y)
+    assert s.cv_results_["params"][0] == {"C": 1.0}
+    assert s.privacy_report_["n_reports"] == 4  # one of the n_iter candidates
+    # turned off, or outside the space: not evaluated
+    s = search(n_iter=4, evaluate_default=False).fit(X, Y)
+    assert s.cv_results_["params"][0] != {"C": 1.0}
+    s = PrivateBOSearchCV(
+        LogisticRegression(max_iter=200), {"C": (10.0, 100.0)}, algorithm="gp-ucb", n_iter=3
+    ).fit(X, Y)
+    assert all(p["C"] >= 10.0 for p in s.cv_results_["params"])
+
+
+def test_a_default_off_the_parameters_grid_or_choices_is_not_evaluated():
+    space = {"C": Real(0.5, 2.0, step=0.4), "penalty": ["l2"]}  # 1.0 is off the grid 0.5, 0.9..
+    s = PrivateBOSearchCV(
+        LogisticRegression(max_iter=200), space, algorithm="gp-ucb", n_iter=3, random_state=0
+    ).fit(X, Y)
+    assert s.cv_results_["params"][0]["C"] != 1.0

@@ -29,6 +29,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 
 from .._checks import check_float, check_int
+from ..acquisition import recommend_index
 from ..features import RandomFourierFeatures
 from ..privacy.accounting import default_delta
 from ..privacy.curator import _check_value_range
@@ -409,8 +410,8 @@ class FederatedSearch(BaseEstimator):
             scores = lo + (hi - lo) * agent.y
             self.scores_[n, : scores.size] = scores
             self.best_params_.append(space.from_unit(agent.X[int(np.argmax(agent.y))]))
-            mean = agent.posterior_mean(agent.X)
-            self.recommended_params_.append(space.from_unit(agent.X[int(np.argmax(mean))]))
+            best = recommend_index(agent.posterior_mean(agent.X), tiebreak=agent.y)
+            self.recommended_params_.append(space.from_unit(agent.X[best]))
         self.best_scores_ = np.nanmax(self.scores_, axis=1)
         private = runner.server is not None and runner.server.private
         self.delta_ = (

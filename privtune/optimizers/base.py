@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._checks import check_int
-from ..acquisition import RAW_SAMPLING, maximize
+from ..acquisition import RAW_SAMPLING, maximize, recommend_index
 from ..cube import Block, check_layout
 from ..gp import Priors
 from ..kernels import Kernel, fit_lengthscale, make_kernel
@@ -352,6 +352,23 @@ class BaseOptimizer:
         mean, var = self._posterior(X, None)
         return mean, np.sqrt(np.maximum(var, 0.0))
 
+    def recommend_row(self) -> int:
+        """Index of the told point with the best posterior mean (ties: the best told reward).
+
+        The rule of :func:`privtune.acquisition.recommend_index`, over the told points in order;
+        of a point told several times, its first row.
+
+        Returns
+        -------
+        int
+        """
+        if self.t == 0:
+            raise RuntimeError("recommend() needs at least one told reward.")
+        X = self.X
+        best = recommend_index(self._mean(X), tiebreak=self.y)
+        # a configuration told several times: its first row
+        return int(np.flatnonzero(np.all(X == X[best], axis=1))[0])
+
     def recommend(self) -> np.ndarray:
         """The evaluated point with the best posterior mean.
 
@@ -363,10 +380,7 @@ class BaseOptimizer:
         -------
         ndarray of shape (dim,)
         """
-        if self.t == 0:
-            raise RuntimeError("recommend() needs at least one told reward.")
-        U = np.unique(self.X, axis=0)
-        return U[int(np.argmax(self._mean(U)))].copy()
+        return self.X[self.recommend_row()].copy()
 
     @property
     def beta(self) -> float:
