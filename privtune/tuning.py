@@ -274,35 +274,22 @@ def make_optimizer(
     rewards than that. ``noise_seed`` is the privacy noise's seed, which a caller that
     rebuilds the optimizer must keep (see :class:`~privtune.optimizers.QFFGPUCB`).
 
-    The GP algorithms get the following.
+    The GP algorithms (``"gp-ucb"``, ``"tgp"``, ``"random"``, ``"ata"``, ``"moma"``) get the
+    following.
 
     Rewards are expected in ``[-1, 1]`` (see :class:`RewardScale`), so ``B + R = 1``
     (``B = R = 0.5``): the curator's Laplace scale ``(hi - lo) / epsilon`` is then the papers'
-    ``2 (B + R) / epsilon`` in reward units. The kernel is Matérn-5/2 with
-    :func:`default_lengthscale` and ``fit_lengthscale=True``. The regulariser ``lam`` (the
-    surrogate's noise variance, in reward units, against a prior variance of 1) is:
-
-    - without privacy, ``lam = 0.01``: a cross-validated score with fixed folds is exact, so
-      the surrogate should nearly interpolate it (a standard deviation of 0.1 in reward units
-      leaves room for the jitter between neighbouring configurations). The papers' ``lam = 1``
-      treats every score as half noise: GP-UCB then re-evaluates its best configuration
-      instead of exploring (MLP on wine, seed 0: 16 distinct scores in 60 trials, 35 with
-      ``lam = 0.01``). Measured with ``benchmarks/optuna_tuning.py run --optimizer-kwargs``
-      (MLP on the four data sets, seeds 0 and 4, true CV accuracy after 60 trials, mean of 8
-      runs): GP-UCB
-      0.813 with ``lam = 1`` and 0.833 with ``lam = 0.01``; on wine and Pima (4 runs) TGP
-      0.756 and 0.827, ATA 0.797 and 0.838, and MoMA (3 runs) 0.768 and 0.819.
-      ``lam = 0.001`` gave GP-UCB 0.842 on wine and Pima, against 0.840 with ``0.01``;
-    - with privacy, ``lam = 1 + 8 / epsilon^2``: the papers' ``lam = 1`` plus the variance
-      ``2 (2 / epsilon)^2`` of the curator's Laplace noise in reward units, so that the
-      posterior mean (the acquisition's and
-      :meth:`~privtune.optimizers.BaseOptimizer.recommend`'s) weighs each noisy score as the
-      noise warrants. Measured on the study of the test
-      ``test_recommend_beats_best_trial_under_heavy_noise`` (20 seeds, epsilon = 1): the
-      recommendation's mean true score is 0.926 with this ``lam`` and 0.859 with ``lam = 1``,
-      where the argmax of noisy values scores 0.864. Replacing the ``1`` by ``0.01`` did not
-      help: GP-UCB at epsilon = 10 on the MLP tasks above (``lam = 0.09`` against 1.08)
-      scored 0.797 against 0.801 after 60 trials and 0.733 against 0.795 after 20.
+    ``2 (B + R) / epsilon`` in reward units. The surrogate is the fitted GP of
+    :mod:`privtune.gp` (``surrogate="fitted"``: ARD Matérn-5/2 over the search space's
+    ``layout``, constant mean, signal variance, lengthscales and nugget by MAP) with the
+    curator's known noise variance, ``noise_var = 8 / epsilon^2`` in reward units (Laplace of
+    scale ``2 / epsilon``), or 0 without privacy. The acquisition starts from Sobol raw samples
+    and searches integer and categorical parameters by enumeration (``raw_sampling="sobol"``,
+    ``layout``). ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning
+    defaults instead: the papers' fixed model with a Matérn-5/2 kernel of
+    :func:`default_lengthscale`, its single lengthscale refitted by ML-II at powers of two,
+    and ``lam = 0.01`` without privacy or ``1 + 8 / epsilon^2`` with it (what they cost is
+    on the benchmarks page, "The surrogate").
 
     Parameters
     ----------
@@ -323,6 +310,9 @@ def make_optimizer(
         ``n_iter``): GO-UCB's and the qff algorithms' ``horizon``.
     noise_seed : int, optional
         The seed of the qff algorithms' privacy noise (ignored by the others).
+    layout : tuple of privtune.cube.Block, optional
+        The search space's ``layout`` (one lengthscale per parameter, enumeration of discrete
+        and categorical ones); default: every coordinate a real parameter.
 
     Returns
     -------

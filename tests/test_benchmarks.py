@@ -309,3 +309,24 @@ def test_dai_synthetic_agents_share_one_function_up_to_their_shift():
     assert sum(len(y) for _, y in parties) == 1797
     # about 10% positives each (6 to 15 of about 90 images): imbalanced, never one-class
     assert all(0.05 < y.mean() < 0.2 and y.sum() >= 6 for _, y in parties)
+
+
+def test_one_d_check_quick_mode_reports_where_the_proposals_went(tmp_path):
+    from benchmarks import one_d_check
+
+    result = one_d_check.main(["--quick", "--out", str(tmp_path)])
+    assert (tmp_path / "one_d_check_quick.png").stat().st_size > 0
+    saved = json.loads((tmp_path / "one_d_check_quick.json").read_text())
+    assert saved["results"] == result["results"]
+    for algorithm in one_d_check.ALGORITHMS:
+        for surrogate in one_d_check.SURROGATES:
+            for cell in result["results"][algorithm][surrogate].values():
+                assert 0.0 <= cell["boundary_share"] <= 1.0
+                assert len(cell["recommended_x_runs"]) == 2
+                # the recommended f is the true objective at the recommended x
+                xs = np.array(cell["recommended_x_runs"])
+                assert math.isclose(
+                    cell["recommended_f"], float(np.mean(1 - (xs - 0.3) ** 2)), abs_tol=1e-3
+                )
+    # without privacy the fitted surrogate finds the optimum
+    assert abs(result["results"]["gp-ucb"]["fitted"]["none"]["recommended_x"] - 0.3) < 0.02

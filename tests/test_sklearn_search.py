@@ -529,7 +529,7 @@ def test_the_untuned_estimator_is_evaluated_first_when_it_lies_in_the_space():
 
 
 def test_a_default_off_the_parameters_grid_or_choices_is_not_evaluated():
-    space = {"C": Real(0.5, 2.0, step=0.4), "penalty": ["l2"]}  # 1.0 is off the grid 0.5, 0.9..
+    space = {"C": Real(0.5, 2.0, step=0.4), "fit_intercept": [True]}  # 1.0: off the grid 0.5, 0.9
     s = PrivateBOSearchCV(
         LogisticRegression(max_iter=200), space, algorithm="gp-ucb", n_iter=3, random_state=0
     ).fit(X, Y)
