@@ -222,8 +222,9 @@ default="auto"
     verbose : int, default=0
         ``>= 1``: one line per round: without privacy the best mean score so far, with privacy
         the posterior mean of the current pick (never the maximum of the noisy released
-        scores); ``>= 2``: scikit-learn's per-fit messages. With privacy, levels above 2 (which
-        print fold scores) are treated as 2.
+        scores); ``>= 2``: also scikit-learn's messages at its level ``verbose - 1`` ("Fitting
+        5 folds...", then per-fit times). With privacy scikit-learn's level stops at 2, since
+        above it prints fold scores.
     error_score : "raise" or float, default=np.nan
         Score of a failed fit, as in scikit-learn. A NaN score releases nothing and teaches the
         optimizer nothing.
@@ -379,8 +380,12 @@ default="auto"
         withheld: BaseException | None = None
         try:
             self._start()
-            if self.epsilon is not None and verbose > 2:
-                self.verbose = 2  # above 2, scikit-learn prints each fold's (raw) score
+            self._verbose = verbose  # privtune's line per round from 1
+            # scikit-learn's own messages one level later; above 2 they print each fold's
+            # (raw) score, so with privacy they stop at 2
+            self.verbose = max(verbose - 1, 0)
+            if self.epsilon is not None:
+                self.verbose = min(self.verbose, 2)
             super().fit(X, y, **params)
         except BaseException as exc:
             self._stopped(exc)
@@ -408,6 +413,7 @@ default="auto"
     #: State of one ``fit``, dropped when it ends (it holds locks and raw-score machinery).
     _FIT_STATE = (
         "_scoring_started",
+        "_verbose",
         "_default_u",
         "_space",
         "_ranges",
@@ -723,7 +729,7 @@ default="auto"
                 history.add(U, scores[len(scores) - size :], range(len(scores) - size, len(scores)))
             if round_ctx is not None:
                 round_ctx.call_on_fit_task_end(estimator=self)
-            if self.verbose > 0:
+            if self._verbose > 0:
                 shown = history.best
                 if self.epsilon is not None and results is not None and history.n_finite:
                     posterior, pick = self._recommend(*synced(), history, results)
