@@ -548,18 +548,6 @@ class GaussianProcess:
         self._alpha = linalg.cho_solve((self._L, True), z) if m else np.zeros(0)
 
     @property
-    def alpha(self) -> np.ndarray:
-        """``K^{-1} (z - c)`` for the told rewards."""
-        self._sync()
-        return self._alpha
-
-    @property
-    def log_det(self) -> float:
-        """``ln det K`` of the told rewards."""
-        self._sync()
-        return self._log_det
-
-    @property
     def gamma(self) -> float:
         """Empirical information gain ``1/2 ln det(I + s2 K / noise)`` of the told points."""
         self._sync()
@@ -571,7 +559,7 @@ class GaussianProcess:
         h = self.hyper
         if self.n == 0:
             return np.full(Z.shape[0], h.centre)
-        return h.centre + h.scale * (h.signal_var * h.kernel(Z, self.X) @ self.alpha)
+        return h.centre + h.scale * (h.signal_var * h.kernel(Z, self.X) @ self._alpha)
 
     def _mean_var(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mean and variance in model units (mean without ``c``), and ``V = L^{-1} k(X, Z)``."""
@@ -581,7 +569,7 @@ class GaussianProcess:
             return np.zeros(Z.shape[0]), prior, np.zeros((0, Z.shape[0]))
         Kzx = h.signal_var * h.kernel(Z, self.X)
         V = linalg.solve_triangular(self._L, Kzx.T, lower=True)
-        return Kzx @ self.alpha, prior - np.sum(V * V, axis=0), V
+        return Kzx @ self._alpha, prior - np.sum(V * V, axis=0), V
 
     def _to_reward(self, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         h = self.hyper

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_float, check_int
 from ..acquisition import RAW_SAMPLING, maximize, recommend_index
 from ..cube import Block, check_layout
 from ..gp import Priors
@@ -53,18 +53,6 @@ def _check_positive(name: str, value, *, allow_none: bool = False):
         raise TypeError(f"{name} must be a float > 0, got {value!r}.") from None
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a finite float > 0, got {value!r}.")
-    return v
-
-
-def _check_noise_var(name: str, value) -> float:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a float >= 0, got {value!r}.")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a float >= 0, got {value!r}.") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise ValueError(f"{name} must be a finite float >= 0, got {value!r}.")
     return v
 
 
@@ -209,7 +197,7 @@ class BaseOptimizer:
                 'fitted surrogate fits its own. Use one or the other (surrogate="fixed").'
             )
         self.layout = check_layout(layout, self.dim)
-        self.noise_var = _check_noise_var("noise_var", noise_var)
+        self.noise_var = check_float("noise_var", noise_var, low=0.0, closed_low=True)
         if priors is not None and not isinstance(priors, Priors):
             raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
         self.priors = priors
@@ -319,7 +307,7 @@ class BaseOptimizer:
             self.noise_var if noise_var is None else np.asarray(noise_var, dtype=float), Y.shape
         )
         for v in np.unique(V):
-            _check_noise_var("noise_var", v)
+            check_float("noise_var", v, low=0.0, closed_low=True)
         for xi, yi, vi in zip(X, Y, V, strict=True):
             self._remove_pending(xi)
             self._X.append(xi.copy())
