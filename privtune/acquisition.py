@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 from scipy.stats import qmc
 
 from .cube import Block, check_layout
@@ -31,12 +31,37 @@ __all__ = [
     "MAX_EXHAUSTIVE",
     "RAW_SAMPLING",
     "argmax_random_tie",
+    "log_expected_improvement",
+    "log_h",
     "maximize",
     "raw_samples",
     "recommend_index",
 ]
 
 Acquisition = Callable[[np.ndarray], np.ndarray]
+
+
+def log_h(z: np.ndarray) -> np.ndarray:
+    """``ln h(z)`` with ``h(z) = phi(z) + z Phi(z)``, the expected improvement of a unit normal
+    over ``-z``, computed without underflow for very negative ``z`` (Ament et al. 2023, "Unexpected
+    improvements to expected improvement"): ``h = phi(z) (1 + z Phi(z) / phi(z))``."""
+    z = np.asarray(z, dtype=float)
+    log_phi = -0.5 * z * z - 0.5 * math.log(2.0 * math.pi)
+    out = np.empty_like(z)
+    big = z > -1.0
+    zb = z[big]
+    out[big] = np.log(np.exp(log_phi[big]) + zb * special.ndtr(zb))
+    zs = z[~big]
+    ratio = np.exp(special.log_ndtr(zs) - log_phi[~big])  # Phi / phi, about -1/z
+    out[~big] = log_phi[~big] + np.log(np.maximum(1.0 + zs * ratio, 1e-300))
+    return out
+
+
+def log_expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
+    """``ln EI`` of a normal posterior over the incumbent value ``best``:
+    ``ln std + ln h((mean - best) / std)``, with ``std`` floored at ``1e-12``."""
+    std = np.maximum(np.asarray(std, dtype=float), 1e-12)
+    return np.log(std) + log_h((np.asarray(mean, dtype=float) - best) / std)
 
 
 def recommend_index(

@@ -81,3 +81,31 @@ def test_a_continuous_layout_gives_the_same_point_as_no_layout():
     a = maximize(acq, 2, np.random.default_rng(3))
     b = maximize(acq, 2, np.random.default_rng(3), layout=(Block(0, 1), Block(1, 2)))
     np.testing.assert_array_equal(a, b)
+
+
+def test_log_h_matches_the_direct_formula_and_stays_finite_far_below():
+    from scipy.stats import norm
+
+    from privtune.acquisition import log_h
+
+    z = np.array([-30.0, -10.0, -1.5, -1.0, -0.2, 0.0, 3.0])
+    direct = np.log(norm.pdf(z) + z * norm.cdf(z))
+    np.testing.assert_allclose(log_h(z), direct, rtol=1e-9)
+    # where the direct formula underflows to -inf: ln phi(z) - 2 ln|z| to first order
+    far = log_h(np.array([-60.0]))[0]
+    assert np.isfinite(far)
+    assert far == pytest.approx(-0.5 * 60**2 - 0.5 * np.log(2 * np.pi) - 2 * np.log(60), abs=1e-3)
+
+
+def test_log_ei_proposes_near_the_optimum_of_a_smooth_function():
+    from privtune.optimizers import GPUCB
+
+    opt = GPUCB(1, surrogate="fitted", acquisition="logei", raw_sampling="sobol", seed=0)
+    for x in (0.05, 0.5, 0.95):
+        opt.tell([x], 1 - (x - 0.3) ** 2)
+    for _ in range(8):
+        x = opt.ask()
+        opt.tell(x, 1 - (x[0] - 0.3) ** 2)
+    assert abs(opt.recommend()[0] - 0.3) < 0.02
+    with pytest.raises(ValueError, match="acquisition"):
+        GPUCB(1, acquisition="pi")
