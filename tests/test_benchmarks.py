@@ -75,6 +75,9 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         (tmp_path / "quick" / "optuna_tuning" / "runs" / "mlp-wine-1-gp-ucb-0.json").read_text()
     )["picks"]["6"]["score"]
     assert math.isclose(below["mean_diff_points"], 100 * (gp_pick - default), abs_tol=1e-9)
+    # every study's first trial is the untuned MLP (all its defaults lie in the space)
+    for path in runs:
+        assert json.loads(path.read_text())["raw_scores"][0] == default
     assert "### Against the untuned estimator" in tables
     # Paired against the private random baseline: one (task, seed) pair per method.
     assert "Against random on the same (task, seed)" in tables
