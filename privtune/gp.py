@@ -337,7 +337,7 @@ def fit_hyperparameters(
         if np.all(np.isfinite(res.x)) and math.isfinite(res.fun) and res.fun < best_value:
             best_theta, best_value = res.x, float(res.fun)
     if best_theta is None or best_value >= 1e24:
-        return replace(init, shift=shift, scale=scale)
+        return replace(init, shift=shift, scale=scale, mean=0.0)  # the data mean
     ls, s2, g = objective.unpack(best_theta)
     fitted = Hyperparameters(kernel.with_lengthscales(ls), s2, g, 0.0, shift, scale)
     # c given the fitted parameters (the profiled GLS mean)
