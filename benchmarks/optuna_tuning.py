@@ -549,6 +549,12 @@ def _markdown(summary: dict, checkpoints: list[str], paired: dict | None = None)
         title = "non-private" if eps == "none" else f"epsilon = {eps}"
         lines += [f"### {title}", ""]
         lines.append(f"True CV accuracy of the pick after {last} trials, mean ± SE over seeds (n).")
+        if eps != "none":
+            lines.append(
+                "TPE and GP are Optuna's samplers run on the same privatized scores, picked by "
+                "`study.best_trial` (the argmax of the noisy values); privtune's methods and "
+                "`random` pick by `sampler.recommend`."
+            )
         lines.append("")
         lines.append("| model | data | " + " | ".join(_label(m) for m in methods) + " |")
         lines.append("|---|---|" + "---|" * len(methods))
