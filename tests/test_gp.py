@@ -336,3 +336,26 @@ def test_a_block_checks_itself():
         Block(0, 1, "discrete")
     assert Block(0, 3, "categorical").n_values == 3
     assert linalg.norm(Block(2, 5, "categorical").values() - np.eye(3)) == 0
+
+
+def test_moma_with_every_point_in_its_dictionary_has_the_fitted_gps_mean():
+    """The Nyström algorithms take the fitted GP's kernel, centre, unit and lam = noise/signal:
+    with one play per epoch and a dictionary holding every point, MoMA's posterior is the
+    fitted GP's exactly (kernel ridge on (y - c) / sd with that lam, variance times sd^2)."""
+    from privtune.optimizers import MoMAGPUCB
+
+    rng = np.random.default_rng(12)
+    X = rng.random((25, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(25)
+    moma = MoMAGPUCB(2, k=1, q=1e9, surrogate="fitted", noise_var=0.09, seed=0)
+    gp = GaussianProcess.fitted(2)
+    for x, yi in zip(X, y, strict=True):
+        moma.tell(x, yi)
+        gp.add(x, yi, 0.09)
+    assert moma.m == 25  # every point in the dictionary
+    assert moma.kernel == gp.hyper.kernel and moma.lam > 0.01  # the floor does not bind
+    Z = rng.random((7, 2))
+    mean, std = moma.predict(Z)
+    gp_mean, gp_var = gp.posterior(Z)
+    np.testing.assert_allclose(mean, gp_mean, atol=1e-6)
+    np.testing.assert_allclose(std**2, gp_var, atol=1e-6)
