@@ -44,7 +44,8 @@ single fit rather than one per tell.
 Fits are lazy: telling a reward costs nothing until a posterior is asked for. A fit makes a few
 hundred small matrix products; it runs them on one BLAS thread, since several threads
 contending for the cores (with each other or with the cross-validation running beside them)
-made a fit at 300 rewards ten times slower (6.3 s against 0.6 s for one start, on two cores).
+made a fit at 300 rewards five times slower (two starts: 6.3 s against 1.2 s, on two cores with
+the other core busy).
 
 **Fixed** (``fit=False``): the papers' model, the hyperparameters as given and never changed:
 zero mean, ``s2 = 1``, no standardisation and a noise variance ``lam`` (``nugget=lam``).
