@@ -5,7 +5,7 @@ unit cube, :mod:`privtune.tuning` builds the optimizer and scales the scores, an
 :mod:`privtune.privacy` privatizes them. What is Optuna-specific lives here: reading trials from
 the study, the privatized objective that tags its trials, and the checks that fail closed.
 
-Privacy models (DESIGN.md §1). "epsilon-LDP on scores" (every algorithm but the qff ones):
+Privacy models (docs/privacy.md). "epsilon-LDP on scores" (every algorithm but the qff ones):
 with ``epsilon`` set, the value that Optuna stores for a trial is
 ``clip(y, lo, hi) + Laplace((hi - lo) / epsilon)``, computed inside
 :meth:`PrivateGPUCBSampler.privatize` in the process that ran the objective. The raw score never
@@ -161,7 +161,7 @@ class PrivateGPUCBSampler(BaseSampler):
     a cached one, and passes the parameters of RUNNING trials as pending points, so any number
     of workers can share one storage without evaluating the same configuration.
 
-    Privacy model (DESIGN.md §1, "epsilon-LDP on scores"): with ``epsilon`` set, run the study
+    Privacy model (docs/privacy.md, "epsilon-LDP on scores"): with ``epsilon`` set, run the study
     as ``study.optimize(sampler.privatize(objective), ...)``. The wrapper clips the score to
     ``value_range``, adds Laplace noise of scale ``(hi - lo) / epsilon`` and tags the trial;
     Optuna stores and logs only the privatized value. The sampler proposes parameters only to
@@ -784,7 +784,7 @@ class GOUCBSampler(PrivateGPUCBSampler):
     :meth:`~PrivateGPUCBSampler.recommend` and
     :meth:`~PrivateGPUCBSampler.privacy_report`. The first ``n_explore`` completed trials are
     GO-UCB's uniform Phase I; the regression oracle then fits the model and every later trial
-    is Phase II. Privacy model (DESIGN.md §1): "epsilon-LDP on scores", as for
+    is Phase II. Privacy model (docs/privacy.md): "epsilon-LDP on scores", as for
     :class:`PrivateGPUCBSampler`.
 
     Parameters

@@ -7,7 +7,7 @@ optimizer and scales the scores, and :mod:`privtune.privacy` privatizes them. Wh
 scikit-learn-specific lives here: the search loop (``_run_search``), the privatized
 ``cv_results_`` and the choice of the best candidate.
 
-Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): with ``epsilon`` set, each
+Privacy model (docs/privacy.md, row "epsilon-LDP on scores"): with ``epsilon`` set, each
 candidate's mean cross-validated score is released once, as ``clip(score, lo, hi) +
 Laplace((hi - lo) / epsilon)``, inside ``fit`` (the data owner's process). The optimizer,
 ``cv_results_``, ``best_score_``, the verbose output, the warnings and the error messages only
@@ -116,7 +116,7 @@ class PrivateBOSearchCV(BaseSearchCV):
     evaluated in all; MoMA-GP-UCB (the default) evaluates each configuration ``k = 3`` times,
     which only pays off when the scores are noisy (privacy on).
 
-    Privacy model (DESIGN.md §1, "epsilon-LDP on scores"): with ``epsilon`` set, the mean
+    Privacy model (docs/privacy.md, "epsilon-LDP on scores"): with ``epsilon`` set, the mean
     cross-validated score of each candidate is released once through the Laplace curator
     (clipped to ``value_range``, noise of scale ``(hi - lo) / epsilon``): one epsilon-LDP report
     per candidate. The mean is privatized rather than each fold's score because the mean has

@@ -155,7 +155,7 @@ def check_optimizer_kwargs(algorithm: str, optimizer_kwargs: dict[str, Any] | No
 
 
 def privacy_model(algorithm: str, epsilon: float | None) -> str | None:
-    """The privacy model (DESIGN.md §1) ``algorithm`` runs under with ``epsilon``.
+    """The privacy model (docs/privacy.md) ``algorithm`` runs under with ``epsilon``.
 
     Parameters
     ----------

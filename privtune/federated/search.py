@@ -130,7 +130,7 @@ class FederatedSearch(BaseEstimator):
     The parties run Thompson sampling on shared random Fourier features over the search
     space's unit cube; a server aggregates their posterior samples per sub-region (distributed
     exploration) with Poisson subsampling, clipping and Gaussian noise (Dai, Low & Jaillet
-    2021, Alg. 1 and 2). Privacy model (DESIGN.md §1, last row): ``(epsilon, delta)`` user-level
+    2021, Alg. 1 and 2). Privacy model (docs/privacy.md, last row): ``(epsilon, delta)`` user-level
     DP of the broadcasts; see the module docstring for who is trusted.
 
     Parameters

@@ -40,7 +40,7 @@ class ATAGPUCB(NystromOptimizer):
     """ATA-GP-UCB and LDP-ATA-GP-UCB (Zhou & Tan 2021, Algorithm 1).
 
     Privacy model: learns from privatized rewards only (epsilon-LDP comes from the curator,
-    DESIGN.md §1); ``epsilon`` sets the parameters of Theorem 2.
+    docs/privacy.md); ``epsilon`` sets the parameters of Theorem 2.
 
     Parameters
     ----------

@@ -51,7 +51,7 @@ class GOUCB(BaseOptimizer):
     oracle; Phase II plays ``x_t = argmax_x max_{w in Ball_t} f_x(w)`` with ``Sigma_t``,
     ``w_hat_t`` and ``Ball_t`` of eqs. 3, 5 and 6, updated by one rank-one step per told
     reward. Privacy model: none of its own; with privatized rewards it learns from what the
-    curator released (ε-LDP on scores, DESIGN.md §1).
+    curator released (ε-LDP on scores, docs/privacy.md).
 
     Deviations from the paper, each for a stated reason:
 

@@ -133,7 +133,7 @@ class TGPUCB(_ExactGPOptimizer):
 
     ``gamma_{t-1}`` is the empirical information gain of the told points. Privacy model: the
     algorithm sees only privatized rewards; it adds no privacy of its own (ε-LDP comes from the
-    curator, DESIGN.md §1).
+    curator, docs/privacy.md).
 
     Parameters
     ----------

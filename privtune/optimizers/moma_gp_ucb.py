@@ -84,7 +84,7 @@ class MoMAGPUCB(NystromOptimizer):
     epoch at the same point (or opens one, when a history is replayed).
 
     Privacy model: learns from privatized rewards only (epsilon-LDP comes from the curator,
-    DESIGN.md §1). Each of the ``k`` plays is a separate report: in hyperparameter tuning on
+    docs/privacy.md). Each of the ``k`` plays is a separate report: in hyperparameter tuning on
     one data set they all concern the same data owner and their epsilons compose.
 
     Parameters

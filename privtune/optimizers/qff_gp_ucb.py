@@ -8,7 +8,7 @@ The GP is replaced by Bayesian linear regression on a finite feature map ``Phi``
 ``V_t = Sigma_tilde_t + lam I``, ``theta_t = V_t^{-1} u_tilde_t``,
 ``x_t = argmax_x theta_t^T Phi(x) + beta_t^{1/2} ||Phi(x)||_{V_t^{-1}}`` (eq. 8).
 
-Privacy models (DESIGN.md §1):
+Privacy models (docs/privacy.md):
 
 - ``privacy=None``: ``H_t = 0``, ``h_t = 0``.
 - ``privacy="jdp"`` ((alpha, beta)-joint DP, Alg. 2): a trusted PRIVATIZER keeps the stream of

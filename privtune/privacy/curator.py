@@ -135,7 +135,7 @@ class _Curator:
 class LaplaceCurator(_Curator):
     """The Laplace curator CTL(epsilon): epsilon-LDP on every reported score.
 
-    Privacy model (DESIGN.md §1, row "epsilon-LDP on scores"): each score is protected on its
+    Privacy model (docs/privacy.md, row "epsilon-LDP on scores"): each score is protected on its
     own; only the party that computes it sees the raw value. What is *not* protected: the data
     the score was computed from is not made differentially private beyond what the released
     scores reveal, and epsilons compose over the reports about the same data owner (see
@@ -196,7 +196,7 @@ class LaplaceCurator(_Curator):
 class GaussianCurator(_Curator):
     """The Gaussian release of a score: ``clip(y, lo, hi) + N(0, (noise_multiplier (hi - lo))^2)``.
 
-    Privacy model (DESIGN.md §1, row "(alpha, beta)-local joint DP"): the client's part of
+    Privacy model (docs/privacy.md, row "(alpha, beta)-local joint DP"): the client's part of
     Algorithm 3 of Dubey (2021) when the played point ``x`` is public. The client of Alg. 3
     sends ``y Phi(x) + n`` with ``n ~ N(0, sigma_u^2 I)``; with ``||Phi(x)|| = 1`` that message
     is ``(y + <Phi(x), n>) Phi(x)`` plus a component orthogonal to ``Phi(x)`` that does not
