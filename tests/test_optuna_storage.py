@@ -105,7 +105,11 @@ def _check_study(storage, name: str, algorithm: str = "moma") -> None:
 def test_two_processes_share_a_journal_file(tmp_path, algorithm):
     path = str(tmp_path / "journal.log")
     storage = JournalStorage(JournalFileBackend(path))
-    optuna.create_study(study_name="shared", storage=storage, direction="maximize")
+    created = optuna.create_study(study_name="shared", storage=storage, direction="maximize")
+    if algorithm == "qff-jdp":
+        # As the docs advise: the noise seed exists before the workers start (two workers
+        # that draw it at the same moment are refused, which would make this test racy).
+        storage.set_study_system_attr(created._study_id, "privtune:qff_noise_seed", 12345)
     _run_two_workers("journal", path, "shared", algorithm)
     _check_study(JournalStorage(JournalFileBackend(path)), "shared", algorithm)
     if algorithm == "qff-jdp":
