@@ -221,26 +221,36 @@ def defaults_in_space(model: str, space: SearchSpace) -> dict:
 
 
 def default_score(model: str, dataset: str, seed: int) -> dict:
-    """The untuned estimator's CV accuracy on the folds of ``seed``."""
+    """The untuned estimator's CV accuracy on the folds of ``seed``, with its fold scores."""
     X, y = load_dataset(dataset)
     cv = StratifiedKFold(5, shuffle=True, random_state=seed)
     est = estimator_for(model, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        score = float(np.mean(cross_val_score(est, X, y, cv=cv, error_score="raise")))
-    return {"model": model, "dataset": dataset, "seed": seed, "score": score}
+        folds = cross_val_score(est, X, y, cv=cv, error_score="raise")
+    return {
+        "model": model,
+        "dataset": dataset,
+        "seed": seed,
+        "score": float(np.mean(folds)),
+        "fold_scores": [float(f) for f in folds],
+    }
 
 
-def default_scores(out: Path, rows: list[dict]) -> dict[tuple, float]:
-    """The untuned score of every (model, dataset, seed) of ``rows``, computed once each."""
+def default_scores(out: Path, rows: list[dict]) -> dict[tuple, dict]:
+    """The untuned score of every (model, dataset, seed) of ``rows``, computed once each:
+    ``{"score": mean CV accuracy, "se": standard error of that mean over the 5 folds}``."""
     folder = out / "optuna_tuning" / "defaults"
     folder.mkdir(parents=True, exist_ok=True)
     scores = {}
     for key in sorted({(r["model"], r["dataset"], r["seed"]) for r in rows}):
         path = folder / "{}-{}-{}.json".format(*key)
+        if path.exists() and "fold_scores" not in json.loads(path.read_text()):
+            path.unlink()  # written before fold scores were kept
         res = run_missing(path, functools.partial(default_score, *key))
         res = res if res is not None else json.loads(path.read_text())
-        scores[key] = res["score"]
+        folds = np.asarray(res["fold_scores"])
+        scores[key] = {"score": res["score"], "se": float(folds.std(ddof=1) / np.sqrt(folds.size))}
     return scores
 
 
@@ -312,11 +322,13 @@ def summarize(args) -> dict:
     return result
 
 
-def _below_default(rows: list[dict], defaults: dict[tuple, float]) -> dict:
+def _below_default(rows: list[dict], defaults: dict[tuple, dict]) -> dict:
     """How often each method's pick scores below the untuned estimator on the same folds.
 
     Per setting, method and checkpoint: the number of runs, how many picks score below the
-    default (by more than 1e-9) and the mean of pick minus default in accuracy points.
+    default (by more than 1e-9), how many by more than the standard error of the default's CV
+    accuracy over its 5 folds (``n_below_beyond_se``: a shortfall larger than the CV's own
+    fold-to-fold uncertainty) and the mean of pick minus default in accuracy points.
     """
     out: dict[str, dict] = {}
     for r in rows:
@@ -325,11 +337,12 @@ def _below_default(rows: list[dict], defaults: dict[tuple, float]) -> dict:
             cell = (
                 out.setdefault(r["epsilon"], {})
                 .setdefault(r["sampler"], {})
-                .setdefault(n, {"n_runs": 0, "n_below": 0, "diff": []})
+                .setdefault(n, {"n_runs": 0, "n_below": 0, "n_below_beyond_se": 0, "diff": []})
             )
             cell["n_runs"] += 1
-            cell["n_below"] += int(pick["score"] < default - 1e-9)
-            cell["diff"].append(100 * (pick["score"] - default))
+            cell["n_below"] += int(pick["score"] < default["score"] - 1e-9)
+            cell["n_below_beyond_se"] += int(pick["score"] < default["score"] - default["se"])
+            cell["diff"].append(100 * (pick["score"] - default["score"]))
     for by_method in out.values():
         for by_n in by_method.values():
             for cell in by_n.values():
@@ -343,8 +356,9 @@ def _below_default_markdown(below: dict, checkpoints: list[str]) -> str:
     lines = [
         "### Against the untuned estimator",
         "",
-        "Picks that score below the estimator's defaults on the same folds (of all runs), and "
-        "the mean of pick minus default in accuracy points.",
+        "Picks that score below the estimator's defaults on the same folds (of all runs); in "
+        "brackets, how many by more than one standard error of the default's CV accuracy over "
+        "its 5 folds, and the mean of pick minus default in accuracy points.",
         "",
     ]
     for eps in [e for e in EPSILONS if e in below]:
@@ -358,7 +372,8 @@ def _below_default_markdown(below: dict, checkpoints: list[str]) -> str:
                 cells.append(
                     "–"
                     if v is None
-                    else f"{v['n_below']}/{v['n_runs']} ({v['mean_diff_points']:+.2f})"
+                    else f"{v['n_below']}/{v['n_runs']} "
+                    f"({v['n_below_beyond_se']}; {v['mean_diff_points']:+.2f})"
                 )
             lines.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
         lines.append("")

@@ -1,6 +1,7 @@
 import itertools
 import json
 import math
+import statistics
 import subprocess
 import sys
 
@@ -68,13 +69,18 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     # the untuned estimator's score, once per (task, seed), and the picks against it
     below = result["below_default"]["1"]["gp-ucb"]["6"]
     assert below["n_runs"] == 1 and below["n_below"] in (0, 1)
-    default = json.loads(
+    default_run = json.loads(
         (tmp_path / "quick" / "optuna_tuning" / "defaults" / "mlp-wine-0.json").read_text()
-    )["score"]
+    )
+    default = default_run["score"]
+    assert math.isclose(default, sum(default_run["fold_scores"]) / 5, rel_tol=1e-12)
     gp_pick = json.loads(
         (tmp_path / "quick" / "optuna_tuning" / "runs" / "mlp-wine-1-gp-ucb-0.json").read_text()
     )["picks"]["6"]["score"]
     assert math.isclose(below["mean_diff_points"], 100 * (gp_pick - default), abs_tol=1e-9)
+    # "beyond noise": below the default by more than the standard error of its 5-fold mean
+    se = statistics.stdev(default_run["fold_scores"]) / math.sqrt(5)
+    assert below["n_below_beyond_se"] == int(gp_pick < default - se)
     # every study's first trial is the untuned MLP (all its defaults lie in the space)
     for path in runs:
         assert json.loads(path.read_text())["raw_scores"][0] == default
