@@ -52,8 +52,16 @@ def log_h(z: np.ndarray) -> np.ndarray:
     zb = z[big]
     out[big] = np.log(np.exp(log_phi[big]) + zb * special.ndtr(zb))
     zs = z[~big]
-    ratio = np.exp(special.log_ndtr(zs) - log_phi[~big])  # Phi / phi, about -1/z
-    out[~big] = log_phi[~big] + np.log(np.maximum(1.0 + zs * ratio, 1e-300))
+    mid = zs > -1e8
+    zm = zs[mid]
+    # Phi(z) / phi(z) = sqrt(pi/2) erfcx(-z/sqrt 2), about -1/z: exact to double precision
+    # where the difference of ln Phi and ln phi (both about -z^2/2) would cancel
+    ratio = math.sqrt(0.5 * math.pi) * special.erfcx(-zm / math.sqrt(2.0))
+    small = log_phi[~big]
+    small[mid] += np.log(np.maximum(1.0 + zm * ratio, 1e-300))
+    # beyond -1e8, 1 + z Phi/phi = 1/z^2 (1 + O(1/z^2)) to double precision
+    small[~mid] -= 2.0 * np.log(-zs[~mid])
+    out[~big] = small
     return out
 
 
@@ -119,7 +127,8 @@ def argmax_random_tie(values: np.ndarray, rng: np.random.Generator, rtol: float 
 
 #: Enumerate every configuration when a space without real parameters has at most this many.
 MAX_EXHAUSTIVE = 4096
-#: Alternations of the continuous step and the coordinate search per start.
+#: Passes per start: alternations of the continuous step and the coordinate search, or
+#: coordinate sweeps alone in a space without real parameters (stopping when one gains nothing).
 _PASSES = 3
 #: The raw sampling schemes.
 RAW_SAMPLING = ("uniform", "sobol")
@@ -224,8 +233,8 @@ def maximize(
             improved = v_new > v + 1e-12 * max(1.0, abs(v))
             if v_new >= v:
                 x, v = x_new, v_new
-            if not (improved and finite and real.size):
-                break  # one kind of coordinate: a second pass repeats the first
+            if not (improved and finite):
+                break  # real coordinates only: a second L-BFGS-B pass repeats the first
         if v > best_v:
             best_x, best_v = x, v
     return np.array(best_x, dtype=float)

@@ -37,7 +37,8 @@ the model with ``n`` rewards has the hyperparameters fitted to the first :func:`
 of the sequence 100, 105, 111, ... growing by ``REFIT_GROWTH`` = 5 %), and the rows beyond
 enter its Cholesky factor one at a time (O(n^2) each). Each fit starts from fixed points, the
 prior's mode and (up to 100 rewards) a four times smoother kernel, and keeps the better
-optimum; if none converges the previous hyperparameters are kept. No fit starts from the
+finite optimum; if no start ends at a finite value, the model takes the prior's mode. No fit
+starts from the
 previous one: the model is then a function of the told history alone, so an optimizer rebuilt
 by replaying a study (a new Optuna worker) has the model of one that followed it, after a
 single fit rather than one per tell.
@@ -282,15 +283,15 @@ def fit_hyperparameters(
     noise_var : ndarray of shape (n,)
         Known noise variances of ``y``, in the units of ``y`` squared.
     init : Hyperparameters
-        Its kernel, an :class:`ARDMatern52` whose layout is kept; ``init`` itself is returned
-        (restandardised) if no start converges.
+        Its kernel, an :class:`ARDMatern52` whose layout is kept.
     priors : Priors, optional
 
     Returns
     -------
     Hyperparameters
-        Standardised with the mean and standard deviation of ``y``; ``init`` itself (with the
-        new standardisation) if no start converged to a finite value.
+        Standardised with the mean and standard deviation of ``y``; the prior's mode (with
+        this standardisation) if no start ended at a finite value, so that the result depends
+        on the data and the priors alone, never on ``init``'s values.
     """
     priors = priors or Priors()
     X = np.asarray(X, dtype=float)
@@ -314,7 +315,8 @@ def fit_hyperparameters(
         g = max(h.nugget - g_min, 1e-10)
         return np.clip(np.concatenate([np.log(ls), [math.log(h.signal_var), math.log(g)]]), lo, hi)
 
-    mode = pack(default_hyperparameters(layout, priors))
+    prior_mode = default_hyperparameters(layout, priors)
+    mode = pack(prior_mode)
     smoother = mode.copy()
     smoother[:G] += math.log(4.0)
     # two starts while a fit is cheap; beyond, the prior's mode alone (a fit at 1000 rewards
@@ -338,7 +340,7 @@ def fit_hyperparameters(
         if np.all(np.isfinite(res.x)) and math.isfinite(res.fun) and res.fun < best_value:
             best_theta, best_value = res.x, float(res.fun)
     if best_theta is None or best_value >= 1e24:
-        return replace(init, shift=shift, scale=scale, mean=0.0)  # the data mean
+        return replace(prior_mode, shift=shift, scale=scale, mean=0.0)  # the data mean
     ls, s2, g = objective.unpack(best_theta)
     fitted = Hyperparameters(kernel.with_lengthscales(ls), s2, g, 0.0, shift, scale)
     # c given the fitted parameters (the profiled GLS mean)
@@ -478,18 +480,21 @@ class GaussianProcess:
     def refit(self) -> None:
         """Fit the hyperparameters to the first ``refit_point(n)`` told rewards now."""
         target = refit_point(self.n)
+        hyper = self._hyper
         if target:
             with threadpool_limits(1, user_api="blas"):  # many small products: see the module
-                self._hyper = fit_hyperparameters(
+                hyper = fit_hyperparameters(
                     self.X[:target],
                     self.y[:target],
                     self.noise_var[:target],
                     self._hyper,
                     priors=self.priors,
                 )
-            self.n_fits += 1
+        # the new hyperparameters take effect with their factor, or not at all: a failed
+        # factorisation leaves the previous model whole, and the next sync refits
+        self._factorize(hyper)
         self._n_fit = target
-        self._factorize()
+        self.n_fits += int(bool(target))
 
     def _sync(self) -> None:
         """Bring the factor (and, on the schedule, the hyperparameters) up to the told rewards."""
@@ -499,24 +504,26 @@ class GaussianProcess:
             self._extend()
 
     # -- the factor --------------------------------------------------------------------------------
-    def _noise(self, v: np.ndarray) -> np.ndarray:
+    def _noise(self, v: np.ndarray, h: Hyperparameters | None = None) -> np.ndarray:
         """Noise variances in model units of rewards with known variances ``v``."""
-        h = self._hyper
+        h = self._hyper if h is None else h
         return v / h.scale**2 + h.nugget + _JITTER
 
     def _z(self, y: np.ndarray) -> np.ndarray:
         h = self._hyper
         return (y - h.shift) / h.scale - h.mean
 
-    def _factorize(self) -> None:
-        h = self._hyper
+    def _factorize(self, h: Hyperparameters | None = None) -> None:
+        """Factor every told row under ``h`` (default: the current hyperparameters); the
+        model's state changes only once the factor exists."""
+        h = self._hyper if h is None else h
         n = self.n
-        noise = self._noise(self.noise_var)
+        noise = self._noise(self.noise_var, h)
         K = h.signal_var * h.kernel(self.X)
         K[np.diag_indices(n)] += noise
-        self._buffer = linalg.cholesky(K, lower=True) if n else np.zeros((0, 0))
-        self._L = self._buffer
-        self._log_det = 2.0 * float(np.sum(np.log(np.diag(self._L))))
+        L = linalg.cholesky(K, lower=True) if n else np.zeros((0, 0))
+        self._hyper, self._buffer, self._L = h, L, L
+        self._log_det = 2.0 * float(np.sum(np.log(np.diag(L))))
         self._log_noise = float(np.sum(np.log(noise)))
         self._n_factor = n
         self._solve()

@@ -95,6 +95,14 @@ def test_log_h_matches_the_direct_formula_and_stays_finite_far_below():
     far = log_h(np.array([-60.0]))[0]
     assert np.isfinite(far)
     assert far == pytest.approx(-0.5 * 60**2 - 0.5 * np.log(2 * np.pi) - 2 * np.log(60), abs=1e-3)
+    # far below, against the asymptotic series h(z) = phi(z) / z^2 (1 - 3/z^2 + 15/z^4 - ...),
+    # whose truncation error (105/z^6) is below 1e-16 here: the result keeps its precision
+    # (no cancellation of two numbers of size z^2 / 2) on both sides of the switch at -1e8
+    z = np.array([-1e3, -1e4, -1e5, -1e6, -1e7, -0.99e8, -1.01e8, -1e10])
+    series = (
+        -0.5 * z**2 - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z) + np.log1p(-3 / z**2 + 15 / z**4)
+    )
+    np.testing.assert_allclose(log_h(z), series, rtol=1e-14)
 
 
 def test_log_ei_proposes_near_the_optimum_of_a_smooth_function():
@@ -109,3 +117,32 @@ def test_log_ei_proposes_near_the_optimum_of_a_smooth_function():
     assert abs(opt.recommend()[0] - 0.3) < 0.02
     with pytest.raises(ValueError, match="acquisition"):
         GPUCB(1, acquisition="pi")
+
+
+def test_a_space_without_real_parameters_is_swept_until_nothing_improves():
+    # three coupled discrete parameters of 20 values each (8000 configurations, more than are
+    # enumerated): from (0.125, 0.125, 0.125), one sweep of the coordinates moves x0 before x1
+    # has moved and stops short of the optimum; further sweeps reach it
+    grid = tuple((np.arange(20) + 0.5) / 20)
+    layout = tuple(Block(i, i + 1, "discrete", grid) for i in range(3))
+
+    def acq(Z):
+        return -((Z[:, 0] - Z[:, 1]) ** 2) - 0.5 * (Z[:, 1] - 0.9) ** 2 - (Z[:, 2] - Z[:, 0]) ** 2
+
+    def snap(Z):
+        return (np.clip(np.floor(np.asarray(Z) * 20), 0, 19) + 0.5) / 20
+
+    start = np.array([[0.125, 0.125, 0.125]])
+    x = maximize(
+        acq,
+        3,
+        np.random.default_rng(0),
+        snap=snap,
+        layout=layout,
+        n_raw=1,
+        n_restarts=2,
+        anchors=start,
+    )
+    one_sweep = -0.2003  # the value after a single sweep from the start
+    assert acq(x[None, :])[0] > one_sweep + 0.04
+    assert np.all(np.isin(x, grid))

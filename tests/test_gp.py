@@ -264,19 +264,52 @@ def test_a_replayed_history_gives_the_same_model():
     assert one.hyper == two.hyper
 
 
-def test_the_fit_keeps_the_previous_hyperparameters_when_it_cannot_run(monkeypatch):
+def test_the_fit_falls_back_to_the_priors_mode_when_it_cannot_run(monkeypatch):
     gp = GaussianProcess.fitted(1)
     for x in (0.1, 0.5, 0.9):
         gp.add(np.array([x]), x**2)
-    before = gp.hyper
+    fitted = gp.hyper
 
     def failing(*args, **kwargs):
         raise ValueError("no")
 
     monkeypatch.setattr(gpm.optimize, "minimize", failing)
     gp.add(np.array([0.3]), 0.09)
-    assert gp.hyper.kernel == before.kernel and gp.hyper.signal_var == before.signal_var
+    mode = gpm.default_hyperparameters(continuous_layout(1), gpm.Priors())
+    # the prior's mode, not the previous fit: the model depends on the told rewards alone
+    assert gp.hyper.kernel == mode.kernel != fitted.kernel
+    assert gp.hyper.signal_var == mode.signal_var and gp.hyper.nugget == mode.nugget
+    fresh = GaussianProcess.fitted(1)
+    for x, yi in zip(gp.X, gp.y, strict=True):
+        fresh.add(x, yi)
+    assert fresh.hyper == gp.hyper
     assert np.all(np.isfinite(gp.posterior(np.array([[0.2]]))[0]))
+
+
+def test_a_failed_factorisation_leaves_the_model_whole(monkeypatch):
+    rng = np.random.default_rng(4)
+    X, y = rng.random((12, 2)), rng.standard_normal(12)
+    gp = GaussianProcess.fitted(2)
+    for x, yi in zip(X[:11], y[:11], strict=True):
+        gp.add(x, yi, 0.05)
+    gp.posterior(X[:2])  # fitted to 11 rewards
+    gp.add(X[11], y[11], 0.05)
+    real_cholesky = gpm.linalg.cholesky
+
+    def failing(*args, **kwargs):
+        raise linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(gpm.linalg, "cholesky", failing)
+    with pytest.raises(linalg.LinAlgError):
+        gp.posterior(X[:2])  # the refit to 12 rewards fails at its factorisation
+    monkeypatch.setattr(gpm.linalg, "cholesky", real_cholesky)
+    # the next posterior refits: the same model as one that never failed
+    fresh = GaussianProcess.fitted(2)
+    for x, yi in zip(X, y, strict=True):
+        fresh.add(x, yi, 0.05)
+    Z = rng.random((5, 2))
+    np.testing.assert_allclose(gp.posterior(Z)[0], fresh.posterior(Z)[0], rtol=1e-12)
+    np.testing.assert_allclose(gp.posterior(Z)[1], fresh.posterior(Z)[1], rtol=1e-12)
 
 
 def test_fit_hyperparameters_needs_an_ard_kernel():
