@@ -23,7 +23,7 @@ forest = RandomForestClassifier(random_state=0)
 # The forest's own values (100, 1, "sqrt", "gini") lie in the space: each search evaluates
 # them first, so the untuned forest is among the candidates it picks from.
 space = {
-    "n_estimators": (20, 300),
+    "n_estimators": (20, 200),
     "min_samples_leaf": (1, 20),
     "max_features": ["sqrt", "log2", None],
     "criterion": ["gini", "entropy"],
