@@ -68,6 +68,7 @@ from benchmarks.runs import run_missing
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.presets import PRESETS, estimator_for
 from privtune.space import Categorical, SearchSpace
+from privtune.tuning import AUTO
 
 MODELS = ["random_forest", "mlp", "gradient_boosting"]
 DATASETS = ["breast_cancer", "wine", "australian", "pima"]
@@ -302,6 +303,7 @@ def summarize(args) -> dict:
         "summary": summary,
         "wins": _wins(summary, str(max(args.checkpoints))),
         "paired_vs_random": _paired(rows, [str(c) for c in args.checkpoints]),
+        "default_against": _default_against(rows, [str(c) for c in args.checkpoints]),
         "score_spread": _score_spread(rows),
         "evaluated_median": _evaluated_median(rows),
         "below_default": _below_default(rows, default_scores(args.out, rows)),
@@ -310,6 +312,8 @@ def summarize(args) -> dict:
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
     (args.out / f"{name}.md").write_text(
         _markdown(summary, [str(c) for c in args.checkpoints], result["paired_vs_random"])
+        + "\n"
+        + _default_against_markdown(result["default_against"], [str(c) for c in args.checkpoints])
         + "\n"
         + _spread_markdown(result["score_spread"])
         + "\n"
@@ -505,6 +509,41 @@ def baseline_for(eps: str) -> str:
     return "random-optuna" if eps == "none" else "random"
 
 
+def _pick_scores(rows: list[dict]) -> dict[tuple, float]:
+    """``(eps, sampler, model, dataset, seed, checkpoint) -> true score of the pick``."""
+    return {
+        (r["epsilon"], r["sampler"], r["model"], r["dataset"], r["seed"], n): p["score"]
+        for r in rows
+        for n, p in r["picks"].items()
+    }
+
+
+def _differences(score: dict, eps: str, method: str, other: str, n: str, model=None) -> dict:
+    """``method`` minus ``other`` on the same (task, seed) at ``n`` trials, in accuracy points
+    (on ``model``'s tasks only if given): mean, standard error, pairs and wins/ties/losses."""
+    d = np.asarray(
+        [
+            100 * (v - score[(eps, other, *k[2:])])
+            for k, v in score.items()
+            if k[0] == eps
+            and k[1] == method
+            and k[5] == n
+            and (model is None or k[2] == model)
+            and (eps, other, *k[2:]) in score
+        ]
+    )
+    if not d.size:
+        return {}
+    return {
+        "mean_diff_points": float(d.mean()),
+        "se_points": float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else None,
+        "n_pairs": int(d.size),
+        "wins": int(np.sum(d > 1e-9)),
+        "ties": int(np.sum(np.abs(d) <= 1e-9)),
+        "losses": int(np.sum(d < -1e-9)),
+    }
+
+
 def _paired(rows: list[dict], checkpoints: list[str]) -> dict:
     """Every method against the random baseline of its setting, paired by (task, seed).
 
@@ -513,11 +552,7 @@ def _paired(rows: list[dict], checkpoints: list[str]) -> dict:
     setting, method and checkpoint: the mean difference in accuracy points, its standard error,
     the number of pairs and how many the method wins, ties (the same CV accuracy) and loses.
     """
-    score = {
-        (r["epsilon"], r["sampler"], r["model"], r["dataset"], r["seed"], n): p["score"]
-        for r in rows
-        for n, p in r["picks"].items()
-    }
+    score = _pick_scores(rows)
     out: dict[str, dict] = {}
     for eps in [e for e in EPSILONS if any(r["epsilon"] == e for r in rows)]:
         base = baseline_for(eps)
@@ -525,25 +560,74 @@ def _paired(rows: list[dict], checkpoints: list[str]) -> dict:
             if m == base:
                 continue
             for n in checkpoints:
-                d = [
-                    100 * (v - score[(eps, base, *k[2:])])
-                    for k, v in score.items()
-                    if k[0] == eps and k[1] == m and k[5] == n and (eps, base, *k[2:]) in score
-                ]
-                if not d:
-                    continue
-                d_arr = np.asarray(d)
-                out.setdefault(eps, {}).setdefault(m, {})[n] = {
-                    "mean_diff_points": float(d_arr.mean()),
-                    "se_points": float(d_arr.std(ddof=1) / np.sqrt(d_arr.size))
-                    if d_arr.size > 1
-                    else None,
-                    "n_pairs": int(d_arr.size),
-                    "wins": int(np.sum(d_arr > 1e-9)),
-                    "ties": int(np.sum(np.abs(d_arr) <= 1e-9)),
-                    "losses": int(np.sum(d_arr < -1e-9)),
-                }
+                stats = _differences(score, eps, m, base, n)
+                if stats:
+                    out.setdefault(eps, {}).setdefault(m, {})[n] = stats
     return out
+
+
+def default_for(eps: str) -> str:
+    """privtune's default algorithm (``algorithm="auto"``) in a privacy setting."""
+    return AUTO["exact" if eps == "none" else "ldp"]
+
+
+def _default_against(rows: list[dict], checkpoints: list[str]) -> dict:
+    """privtune's default against every other method of its setting, paired by (task, seed),
+    per model and over all tasks (``"all"``): :func:`_differences` of default minus other."""
+    score = _pick_scores(rows)
+    out: dict[str, dict] = {}
+    for eps in [e for e in EPSILONS if any(r["epsilon"] == e for r in rows)]:
+        default = default_for(eps)
+        models = [m for m in MODELS if any(r["model"] == m for r in rows)]
+        for other in samplers_for(eps):
+            if other == default:
+                continue
+            for model in [*models, "all"]:
+                for n in checkpoints:
+                    stats = _differences(
+                        score, eps, default, other, n, None if model == "all" else model
+                    )
+                    if stats:
+                        out.setdefault(eps, {}).setdefault(other, {}).setdefault(model, {})[n] = (
+                            stats
+                        )
+    return out
+
+
+def _default_against_markdown(against: dict, checkpoints: list[str]) -> str:
+    if not against:
+        return ""
+    lines = [
+        "### privtune's default against each alternative",
+        "",
+        'The default (`algorithm="auto"`) minus the other method on the same (task, seed), '
+        "in accuracy points ± SE (wins/ties/losses), per model (4 data sets × seeds) and over "
+        "all tasks.",
+        "",
+    ]
+    for eps in [e for e in EPSILONS if e in against]:
+        title = "non-private" if eps == "none" else f"epsilon = {eps}"
+        lines.append(
+            f"| {title}: {default_for(eps)} against | model | "
+            + " | ".join(f"{c} trials" for c in checkpoints)
+            + " |"
+        )
+        lines.append("|---|---|" + "---|" * len(checkpoints))
+        for other in _order(eps, against[eps]):
+            for model, by_n in against[eps][other].items():
+                cells = []
+                for c in checkpoints:
+                    v = by_n.get(c)
+                    if not v:
+                        cells.append("–")
+                        continue
+                    se = f" ± {v['se_points']:.2f}" if v["se_points"] is not None else ""
+                    cells.append(
+                        f"{v['mean_diff_points']:+.2f}{se} ({v['wins']}/{v['ties']}/{v['losses']})"
+                    )
+                lines.append(f"| {_label(other)} | {model} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _markdown(summary: dict, checkpoints: list[str], paired: dict | None = None) -> str:

@@ -87,6 +87,15 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     assert "### Against the untuned estimator" in tables
     # Paired against the private random baseline: one (task, seed) pair per method.
     assert "Against random on the same (task, seed)" in tables
+    # privtune's default (gp-ucb) against each other method, per model and over all tasks
+    against = result["default_against"]["1"]
+    assert set(against) == {"moma", "random", "tpe"}
+    tpe_pick = tpe["picks"]["6"]["score"]
+    for model in ("mlp", "all"):
+        cell = against["tpe"][model]["6"]
+        assert cell["n_pairs"] == 1
+        assert math.isclose(cell["mean_diff_points"], 100 * (gp_pick - tpe_pick), abs_tol=1e-9)
+    assert "### privtune's default against each alternative" in tables
     paired = result["paired_vs_random"]["1"]
     assert set(paired) == {"moma", "gp-ucb", "tpe"}
     runs_dir = tmp_path / "quick" / "optuna_tuning" / "runs"
