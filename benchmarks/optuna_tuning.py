@@ -594,6 +594,14 @@ def _default_against(rows: list[dict], checkpoints: list[str]) -> dict:
     return out
 
 
+def _diff_cell(v: dict | None) -> str:
+    """A :func:`_differences` result as a table cell: mean ± SE (wins/ties/losses)."""
+    if not v:
+        return "–"
+    se = f" ± {v['se_points']:.2f}" if v["se_points"] is not None else ""
+    return f"{v['mean_diff_points']:+.2f}{se} ({v['wins']}/{v['ties']}/{v['losses']})"
+
+
 def _default_against_markdown(against: dict, checkpoints: list[str]) -> str:
     if not against:
         return ""
@@ -617,14 +625,7 @@ def _default_against_markdown(against: dict, checkpoints: list[str]) -> str:
             for model, by_n in against[eps][other].items():
                 cells = []
                 for c in checkpoints:
-                    v = by_n.get(c)
-                    if not v:
-                        cells.append("–")
-                        continue
-                    se = f" ± {v['se_points']:.2f}" if v["se_points"] is not None else ""
-                    cells.append(
-                        f"{v['mean_diff_points']:+.2f}{se} ({v['wins']}/{v['ties']}/{v['losses']})"
-                    )
+                    cells.append(_diff_cell(by_n.get(c)))
                 lines.append(f"| {_label(other)} | {model} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -710,14 +711,7 @@ def _markdown(summary: dict, checkpoints: list[str], paired: dict | None = None)
             for m in _order(eps, by_method):
                 cells = []
                 for c in checkpoints:
-                    v = by_method[m].get(c)
-                    if v is None:
-                        cells.append("–")
-                        continue
-                    se = f" ± {v['se_points']:.2f}" if v["se_points"] is not None else ""
-                    cells.append(
-                        f"{v['mean_diff_points']:+.2f}{se} ({v['wins']}/{v['ties']}/{v['losses']})"
-                    )
+                    cells.append(_diff_cell(by_method[m].get(c)))
                 lines.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
             lines.append("")
     return "\n".join(lines)
