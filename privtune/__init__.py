@@ -1,6 +1,6 @@
 """privtune: Bayesian optimization for hyperparameter tuning with private or heavy-tailed scores.
 
-The layers (DESIGN.md §2): :mod:`privtune.space` maps mixed hyperparameter spaces to the unit
+The layers: :mod:`privtune.space` maps mixed hyperparameter spaces to the unit
 cube, :mod:`privtune.kernels` and :mod:`privtune.features` define the surrogate,
 :mod:`privtune.optimizers` holds the algorithms (ask/tell on the cube) and
 :mod:`privtune.privacy` the curator and the privacy ledger. :mod:`privtune.tuning` holds what the

@@ -1,6 +1,6 @@
 """Optuna adapter: :class:`PrivateGPUCBSampler`, a relative sampler over privtune's optimizers.
 
-The sampler is thin (DESIGN.md §2): :mod:`privtune.space` maps the study's search space to the
+The sampler is thin: :mod:`privtune.space` maps the study's search space to the
 unit cube, :mod:`privtune.tuning` builds the optimizer and scales the scores, and
 :mod:`privtune.privacy` privatizes them. What is Optuna-specific lives here: reading trials from
 the study, the privatized objective that tags its trials, and the checks that fail closed.

@@ -1,6 +1,6 @@
 """scikit-learn adapter: :class:`PrivateBOSearchCV`, a Bayesian search over a model's parameters.
 
-The estimator is thin (DESIGN.md §2): scikit-learn's :class:`~sklearn.model_selection.
+The estimator is thin: scikit-learn's :class:`~sklearn.model_selection.
 BaseSearchCV` runs the cross-validation (joblib, any backend) and the refit;
 :mod:`privtune.space` maps the search space to the unit cube, :mod:`privtune.tuning` builds the
 optimizer and scales the scores, and :mod:`privtune.privacy` privatizes them. What is

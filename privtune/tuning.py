@@ -1,4 +1,4 @@
-"""What the Optuna sampler and the search estimator share, once, below both (DESIGN.md §2).
+"""What the Optuna sampler and the search estimator share, once, below both.
 
 - :data:`ALGORITHMS` and :func:`make_optimizer`: algorithm names to optimizers, with the
   defaults used for hyperparameter tuning (a Matérn-5/2 kernel whose lengthscale grows with the

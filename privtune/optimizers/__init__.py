@@ -1,4 +1,4 @@
-"""Optimizers on the unit cube with the ask/tell contract of DESIGN.md §2.
+"""Optimizers on the unit cube with the ask/tell contract of :class:`.base.BaseOptimizer`.
 
 Pure numpy/scipy: nothing here imports Optuna or scikit-learn.
 

@@ -1,4 +1,4 @@
-"""The ask/tell contract shared by every optimizer (DESIGN.md §2).
+"""The ask/tell contract shared by every optimizer (the optimizers guide, docs/optimizers.md).
 
 Every optimizer works on the unit cube ``[0, 1]^dim`` and sees only what the learner is allowed
 to see (privatized scores when privacy is on). Rewards are maximised and are assumed centred:
