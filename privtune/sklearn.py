@@ -648,9 +648,7 @@ default="auto"
         def synced():
             rng = self._range_of(self._metric, True) if self._metric else None
             if rng is not None:
-                scale = RewardScale.for_algorithm(
-                    self.algorithm_, self.epsilon, rng, maximize=True
-                )
+                scale = RewardScale.for_algorithm(self.algorithm_, self.epsilon, rng, maximize=True)
             else:
                 scale = RewardScale.from_values(history.scores)
             opt = replay.sync(
