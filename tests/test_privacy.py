@@ -131,6 +131,11 @@ def test_advanced_composition_falls_back_when_the_exact_sum_overflows():
         ledger.record_laplace(1.0)
     eps = ledger.composed_epsilon("advanced", delta=1e-5)
     assert math.isfinite(eps) and eps <= 1000.0
+    # a per-report epsilon whose e^epsilon overflows too: basic composition
+    ledger = PrivacyLedger()
+    for _ in range(3):
+        ledger.record_laplace(1000.0)
+    assert ledger.composed_epsilon("advanced", delta=1e-6) == 3000.0
 
 
 def test_ledger_composes_per_owner():

@@ -309,9 +309,9 @@ def _advanced_composition(epsilon: float, k: int, delta: float) -> float:
             pld_common.DifferentialPrivacyParameters(epsilon, 0.0), k, delta
         )
     except OverflowError:
-        eps = epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta)) + k * epsilon * math.expm1(
-            epsilon
-        )
+        # e^epsilon itself overflows past epsilon = 709: the bound is then infinite
+        growth = math.expm1(epsilon) if epsilon < 709.0 else math.inf
+        eps = epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta)) + k * epsilon * growth
     if eps is None:
         return basic
     return float(min(eps, basic))
