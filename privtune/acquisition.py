@@ -28,6 +28,7 @@ from scipy.stats import qmc
 from .cube import Block, check_layout
 
 __all__ = [
+    "BASELINE_LEVEL",
     "MAX_EXHAUSTIVE",
     "RAW_SAMPLING",
     "argmax_random_tie",
@@ -72,19 +73,34 @@ def log_expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> 
     return np.log(std) + log_h((np.asarray(mean, dtype=float) - best) / std)
 
 
+BASELINE_LEVEL = 0.95
+"""Posterior probability with which a configuration must beat the baseline to replace it."""
+
+
 def recommend_index(
     mean: np.ndarray,
     *,
     tiebreak: np.ndarray | None = None,
     eligible: np.ndarray | None = None,
+    baseline: int | None = None,
+    prob_better: np.ndarray | None = None,
+    level: float = BASELINE_LEVEL,
 ) -> int:
-    """The recommendation rule: the evaluated configuration with the best posterior mean.
+    """The recommendation rule: the evaluated configuration with the best posterior mean,
+    kept to the baseline unless something beats it with probability ``level``.
 
     Every recommendation in privtune (an optimizer's ``recommend``, the Optuna sampler's
     ``recommend``, the search's ``best_params_`` with privacy, the federated search's
     ``recommended_params_``) is this rule over the evaluated configurations. Under noise the
     best *observed* value is mostly the luckiest draw; the posterior mean pools every
     observation, and computed from released values it is post-processing.
+
+    With a ``baseline`` (the configuration a user would run anyway, e.g. the estimator's
+    defaults, evaluated like the others), only the baseline and the configurations whose
+    posterior probability of scoring above it, ``prob_better``, is at least ``level`` compete:
+    under heavy noise the best posterior mean alone is often a configuration worse than the
+    defaults, and keeping the defaults unless the evidence says otherwise is what a careful
+    user does by hand (the benchmarks page measures both rules).
 
     Parameters
     ----------
@@ -95,6 +111,12 @@ def recommend_index(
         is still flat; remaining ties go to the first index.
     eligible : ndarray of bool of shape (n,), optional
         Configurations that may be picked (e.g. not a failed one); default all.
+    baseline : int, optional
+        Index of the baseline configuration; it must be eligible with a finite mean.
+    prob_better : ndarray of shape (n,), optional
+        ``P(f_i > f_baseline)`` under the posterior; required with ``baseline``.
+    level : float, default=BASELINE_LEVEL
+        The probability, in (0, 1), a configuration needs to replace the baseline.
 
     Returns
     -------
@@ -104,6 +126,18 @@ def recommend_index(
     ok = np.isfinite(mean) if eligible is None else np.isfinite(mean) & np.asarray(eligible)
     if not ok.any():
         raise ValueError("no eligible configuration with a finite posterior mean to recommend.")
+    if baseline is not None:
+        if not 0 <= baseline < mean.size or not ok[baseline]:
+            raise ValueError(
+                f"baseline must index an eligible configuration with a finite posterior mean; "
+                f"got {baseline} of {mean.size}."
+            )
+        if prob_better is None or np.shape(prob_better) != mean.shape:
+            raise ValueError("baseline needs prob_better, one probability per configuration.")
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"level must lie in (0, 1); got {level!r}.")
+        ok = ok & (np.asarray(prob_better, dtype=float) >= level)
+        ok[baseline] = True
     idx = np.flatnonzero(ok)
     best = mean[idx].max()
     top = idx[mean[idx] >= best - 1e-12 * max(1.0, abs(best))]

@@ -579,6 +579,17 @@ class GaussianProcess:
         V = linalg.solve_triangular(self._L, Kzx.T, lower=True)
         return Kzx @ self._alpha, prior - np.sum(V * V, axis=0), V
 
+    def difference(self, Z: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and variance of ``f(Z) - f(z0)`` in reward units (the joint
+        posterior: the covariance of the two values is subtracted, so near or correlated
+        points are compared more precisely than their separate variances suggest)."""
+        h = self.hyper
+        both = np.vstack([Z, np.reshape(z0, (1, -1))])
+        mean, var, V = self._mean_var(both)
+        cov = h.signal_var * h.kernel(Z, both[-1:])[:, 0] - V[:, :-1].T @ V[:, -1]
+        var_d = var[:-1] + var[-1] - 2.0 * cov
+        return h.scale * (mean[:-1] - mean[-1]), np.maximum(var_d, 0.0) * h.scale**2
+
     def _to_reward(self, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         h = self.hyper
         return h.centre + h.scale * mean, np.maximum(var, 0.0) * h.scale**2

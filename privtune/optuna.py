@@ -664,7 +664,7 @@ class PrivateGPUCBSampler(BaseSampler):
         return stored
 
     # -- results -----------------------------------------------------------------------------------
-    def recommend_trial(self, study: Study) -> FrozenTrial:
+    def recommend_trial(self, study: Study, baseline: int | None = None) -> FrozenTrial:
         """The completed trial whose configuration has the best posterior mean.
 
         See :meth:`recommend`.
@@ -672,6 +672,8 @@ class PrivateGPUCBSampler(BaseSampler):
         Parameters
         ----------
         study : optuna.study.Study
+        baseline : int, optional
+            Number of a completed trial to keep unless another beats it; see :meth:`recommend`.
 
         Returns
         -------
@@ -692,12 +694,21 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         space = SearchSpace(search_space)
         completed = self._completed(study, trials, search_space)
+        row = None
+        if baseline is not None:
+            rows = [i for i, t in enumerate(completed) if t.number == baseline]
+            if isinstance(baseline, bool) or not rows:
+                raise ValueError(
+                    "baseline must be the number (FrozenTrial.number) of a completed trial "
+                    f"of this study; got {baseline!r}."
+                )
+            row = rows[0]
         with self._lock:
             opt, _ = self._optimizer(study, space, search_space, completed)
             # The told rows are the completed trials, in order.
-            return completed[opt.recommend_row()]
+            return completed[opt.recommend_row(row)]
 
-    def recommend(self, study: Study) -> dict[str, Any]:
+    def recommend(self, study: Study, baseline: int | None = None) -> dict[str, Any]:
         """Parameters of the evaluated configuration with the best posterior mean.
 
         ``study.best_trial`` is the argmax of the stored values; with privacy those are noisy
@@ -706,9 +717,18 @@ class PrivateGPUCBSampler(BaseSampler):
         is post-processing: it costs no privacy. Use :meth:`recommend` whenever the stored
         values are noisy; ``best_trial`` is right for deterministic, non-private objectives.
 
+        With ``baseline``, the number of a trial whose configuration you would use anyway
+        (typically the estimator's defaults, enqueued with ``study.enqueue_trial`` as trial
+        ``0``), that configuration is kept unless another one scores above it with posterior
+        probability at least :data:`privtune.acquisition.BASELINE_LEVEL` (0.95). Under heavy
+        noise the best posterior mean alone often picks a configuration worse than the defaults;
+        the benchmarks page measures both rules.
+
         Parameters
         ----------
         study : optuna.study.Study
+        baseline : int, optional
+            Number of a completed trial (``FrozenTrial.number``) to keep unless beaten.
 
         Returns
         -------
@@ -717,7 +737,7 @@ class PrivateGPUCBSampler(BaseSampler):
             (conditional parameters): those of the first trial, in completion order, evaluated
             at the recommended configuration.
         """
-        return dict(self.recommend_trial(study).params)
+        return dict(self.recommend_trial(study, baseline).params)
 
     def privacy_report(self, study: Study, delta: float = 1e-6) -> dict[str, Any]:
         """The privacy spent by the study: per-report epsilon and composed epsilon.

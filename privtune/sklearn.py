@@ -130,7 +130,9 @@ class PrivateBOSearchCV(BaseSearchCV):
     releases nothing; a failed fit scored with a numeric ``error_score`` is released like any
     score). ``best_params_`` is the evaluated candidate with the best posterior mean
     of the optimizer's model (``posterior_mean_test_<metric>``, in score units, clipped to
-    ``value_range``: under heavy noise a model's mean can leave the range a score can take);
+    ``value_range``: under heavy noise a model's mean can leave the range a score can take)
+    among the untuned estimator, when it was evaluated, and the candidates the model puts above
+    it with posterior probability :data:`~privtune.acquisition.BASELINE_LEVEL` (0.95);
     ``best_score_`` is that candidate's posterior mean (the model's estimate of its score from
     every released value, not a released value itself, and never the maximum of the noisy
     scores), and ``rank_test_<metric>`` ranks the released scores, so the best candidate's rank
@@ -218,7 +220,9 @@ default="auto"
     evaluate_default : bool, default=True
         Evaluate the estimator's own values of the space's parameters first, when they lie in
         the space (one of the ``n_iter`` candidates), so that the untuned estimator is among
-        the candidates the pick is chosen from and tuning never loses it.
+        the candidates the pick is chosen from and tuning never loses it; with privacy it is
+        also the baseline of the pick (kept unless a candidate beats it with posterior
+        probability 0.95).
     verbose : int, default=0
         ``>= 1``: one line per round: without privacy the best mean score so far, with privacy
         the posterior mean of the current pick (never the maximum of the noisy released
@@ -750,7 +754,9 @@ default="auto"
         """Every candidate's posterior mean (score units; NaN for a failed one) and the pick:
         the rule of :func:`privtune.acquisition.recommend_index` among the candidates with a
         released score, ties to the best released score (post-processing of released
-        values)."""
+        values). The untuned estimator, evaluated first (candidate 0), is the baseline: it is
+        kept unless a candidate beats it with posterior probability
+        :data:`~privtune.acquisition.BASELINE_LEVEL`."""
         n_candidates = len(results["params"])
         rows = history.rows_in_results(n_candidates)
         mean, _ = opt.predict(history.U[rows])
@@ -758,7 +764,15 @@ default="auto"
         posterior[history.candidate[rows]] = scale.to_score(mean)
         released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
         posterior[~np.isfinite(released)] = np.nan  # a failed candidate is not a pick
-        return posterior, recommend_index(posterior, tiebreak=released)
+        baseline = prob = None
+        if self._default_u is not None and np.isfinite(posterior[0]):
+            baseline = 0
+            prob = np.zeros(n_candidates)
+            # P(reward above the default's): the reward grows with the score it maps
+            prob[history.candidate[rows]] = opt.probability_better(history.U[rows], self._default_u)
+        return posterior, recommend_index(
+            posterior, tiebreak=released, baseline=baseline, prob_better=prob
+        )
 
     def _all_fits_failed(self, exc: ValueError, size: int) -> bool:
         """Whether ``exc`` is scikit-learn's error for a batch whose every fit failed."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privtune.acquisition import MAX_EXHAUSTIVE, maximize, raw_samples
+from privtune.acquisition import MAX_EXHAUSTIVE, maximize, raw_samples, recommend_index
 from privtune.cube import Block
 from privtune.space import SearchSpace
 
@@ -146,3 +146,32 @@ def test_a_space_without_real_parameters_is_swept_until_nothing_improves():
     one_sweep = -0.2003  # the value after a single sweep from the start
     assert acq(x[None, :])[0] > one_sweep + 0.04
     assert np.all(np.isin(x, grid))
+
+
+def test_the_baseline_is_kept_unless_beaten_with_the_level():
+    mean = np.array([0.5, 0.9, 0.7, 0.6])
+    assert recommend_index(mean) == 1
+    prob = np.array([0.5, 0.90, 0.96, 0.99])
+    # only index 2 and 3 reach 0.95: the better mean of the two
+    assert recommend_index(mean, baseline=0, prob_better=prob) == 2
+    assert recommend_index(mean, baseline=0, prob_better=prob, level=0.995) == 0
+    # the baseline competes with the mean rule: a baseline with the best mean stays
+    assert recommend_index(np.array([1.0, 0.9]), baseline=0, prob_better=np.array([0.5, 1.0])) == 0
+    # ineligible configurations stay out
+    eligible = np.array([True, True, False, True])
+    assert recommend_index(mean, baseline=0, prob_better=prob, eligible=eligible) == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"baseline": 4, "prob_better": np.zeros(3)}, "baseline must index"),
+        ({"baseline": 0}, "needs prob_better"),
+        ({"baseline": 0, "prob_better": np.zeros(2)}, "needs prob_better"),
+        ({"baseline": 0, "prob_better": np.zeros(3), "level": 1.0}, "level must lie"),
+        ({"baseline": 1, "prob_better": np.zeros(3), "eligible": [1, 0, 1]}, "baseline must"),
+    ],
+)
+def test_a_bad_baseline_is_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        recommend_index(np.array([0.1, 0.2, 0.3]), **kwargs)

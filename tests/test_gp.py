@@ -194,6 +194,34 @@ def test_the_incremental_factor_equals_a_factorisation_from_scratch():
     np.testing.assert_allclose(var, v0, atol=1e-8)
 
 
+def test_the_difference_uses_the_joint_posterior():
+    rng = np.random.default_rng(9)
+    X = rng.random((12, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.05 * rng.standard_normal(12)
+    v = np.full(12, 0.01)
+    gp = GaussianProcess.fitted(2)
+    for x, yi, vi in zip(X, y, v, strict=True):
+        gp.add(x, yi, vi)
+    Z = np.vstack([rng.random((4, 2)), X[:1]])
+    z0 = X[3]
+    mean, var = gp.difference(Z, z0)
+    # from scratch: the posterior covariance of (f(Z), f(z0)) in reward units
+    h = gp.hyper
+    K = h.signal_var * h.kernel(X) + np.diag(v / h.scale**2 + h.nugget + gpm._JITTER)
+    both = np.vstack([Z, z0])
+    k = h.signal_var * h.kernel(both, X)
+    cov = (h.signal_var * h.kernel(both) - k @ np.linalg.solve(K, k.T)) * h.scale**2
+    m, _ = direct_posterior(h, X, y, v, both)
+    np.testing.assert_allclose(mean, m[:-1] - m[-1], atol=1e-8)
+    np.testing.assert_allclose(var, np.diag(cov)[:-1] + cov[-1, -1] - 2 * cov[:-1, -1], atol=1e-8)
+    # a point next to z0: the two values move together, the difference is far tighter than
+    # the sum of their variances
+    near = z0 + 1e-3
+    _, marginal = gp.posterior(np.vstack([near, z0]))
+    assert gp.difference(near[None, :], z0)[1][0] < 0.01 * marginal.sum()
+    assert gp.difference(z0[None, :], z0)[1][0] == pytest.approx(0.0, abs=1e-10)
+
+
 def test_pending_points_shrink_the_variance_and_the_liar_moves_the_mean():
     rng = np.random.default_rng(8)
     gp = GaussianProcess.fitted(1)

@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from privtune.acquisition import BASELINE_LEVEL
 from privtune.kernels import SE, Matern
 from privtune.optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
 from privtune.optimizers.moma_gp_ucb import median_of_means_index
@@ -290,3 +291,39 @@ def test_nan_and_infinite_rewards_are_rejected_with_advice(cls):
     with pytest.raises(ValueError, match="finite"):
         opt.tell(x, float("inf"))
     assert opt.t == 0
+
+
+@pytest.mark.parametrize("cls", [GPUCB, TGPUCB, RandomSearch, ATAGPUCB, MoMAGPUCB])
+def test_recommend_keeps_the_baseline_unless_beaten_with_probability_095(cls):
+    # The first told point is the baseline; rewards carry noise of standard deviation 30 (an
+    # epsilon of 0.05 on a unit range). The pick is the baseline, or a point the model puts
+    # above it with probability >= 0.95 and, among those, the best posterior mean.
+    rng = np.random.default_rng(0)
+    opt = cls(dim=1, epsilon=0.05, noise_var=900.0, surrogate="fitted", seed=0)
+    x0 = np.array([0.9])
+    opt.tell(x0, float(-((0.9 - 0.3) ** 2) + 30 * rng.standard_normal()))
+    for _ in range(11):
+        x = opt.ask()
+        opt.tell(x, float(-((x[0] - 0.3) ** 2) + 30 * rng.standard_normal()))
+    prob = opt.probability_better(opt.X, x0)
+    assert prob.shape == (12,) and np.all((prob >= 0) & (prob <= 1)) and prob[0] == 0.0
+    pick = opt.recommend_row(baseline=0)
+    mean, _ = opt.predict(opt.X)
+    contenders = np.flatnonzero(prob >= BASELINE_LEVEL)
+    if pick != 0:
+        assert prob[pick] >= BASELINE_LEVEL
+        assert mean[pick] == pytest.approx(mean[contenders].max())
+    else:
+        assert contenders.size == 0 or mean[contenders].max() <= mean[0]
+    np.testing.assert_array_equal(opt.recommend(baseline=0), opt.X[pick])
+    with pytest.raises(ValueError, match="baseline must be the row"):
+        opt.recommend(baseline=12)
+
+
+def test_recommend_replaces_a_clearly_worse_baseline():
+    opt = GPUCB(dim=1, surrogate="fitted", seed=0)
+    for x in (0.9, 0.3, 0.5, 0.1, 0.7, 0.35, 0.25):
+        opt.tell(np.array([x]), -((x - 0.3) ** 2))
+    assert opt.recommend(baseline=0)[0] == pytest.approx(0.3)
+    prob = opt.probability_better(opt.X, opt.X[0])
+    assert np.all(prob[1:] > 0.95) and prob[0] == 0.0  # the baseline does not beat itself

@@ -486,6 +486,29 @@ def test_recommend_beats_best_trial_under_heavy_noise():
     assert np.mean(rec) > np.mean(best)
 
 
+def test_recommend_keeps_an_enqueued_baseline_unless_beaten():
+    def f(trial):
+        return 1.0 - (trial.suggest_float("x", 0.0, 1.0) - 0.3) ** 2
+
+    # epsilon = 0.05 on scores in [0, 1]: noise of standard deviation 28, 20 trials cannot
+    # show anything better than the enqueued trial with probability 0.95
+    sampler = PrivateGPUCBSampler("gp-ucb", epsilon=0.05, value_range=(0.0, 1.0), seed=0)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.enqueue_trial({"x": 0.9})
+    study.optimize(sampler.privatize(f), n_trials=20)
+    assert sampler.recommend(study, baseline=0) == {"x": 0.9}
+    assert sampler.recommend_trial(study, baseline=0).number == 0
+    # with little noise (epsilon = 1000) the better configurations replace it
+    sampler = PrivateGPUCBSampler("gp-ucb", epsilon=1000.0, value_range=(0.0, 1.0), seed=0)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.enqueue_trial({"x": 0.9})
+    study.optimize(sampler.privatize(f), n_trials=20)
+    assert abs(sampler.recommend(study, baseline=0)["x"] - 0.3) < 0.1
+    for bad in (20, -1, "0", True):
+        with pytest.raises(ValueError, match="baseline must be the number"):
+            sampler.recommend(study, baseline=bad)
+
+
 @pytest.mark.parametrize("algorithm", ["moma", "gp-ucb", "go-ucb", "qff-jdp", "qff-ldp"])
 def test_a_private_sampler_pickles_and_proposes_as_before(algorithm):
     sampler = private_sampler(algorithm=algorithm, n_startup_trials=3, noise_seed=1)

@@ -235,7 +235,9 @@ def test_go_ucb_plans_for_n_iter_candidates(monkeypatch):
 def test_private_best_params_come_from_the_posterior_mean():
     differs = 0
     for noise_seed in range(4):
-        s = search(epsilon=1.0, n_iter=8, noise_random_state=noise_seed).fit(X, Y)
+        # no baseline (the untuned estimator not evaluated): the plain rule
+        s = search(epsilon=1.0, n_iter=8, noise_random_state=noise_seed, evaluate_default=False)
+        s.fit(X, Y)
         res = s.cv_results_
         # The model's posterior mean at each candidate (in score units) picks best_params_ ...
         posterior = res["posterior_mean_test_score"]
@@ -248,6 +250,22 @@ def test_private_best_params_come_from_the_posterior_mean():
         # ... which is not the argmax of the noisy released values.
         differs += s.best_index_ != int(np.argmax(res["mean_test_score"]))
     assert differs >= 1
+
+
+def test_the_untuned_estimator_is_kept_unless_beaten_with_confidence():
+    # Evaluated first, the untuned estimator is the baseline of the pick (BASELINE_LEVEL):
+    # under noise of standard deviation 28 on scores in [0, 1] (epsilon = 0.05), 8 candidates
+    # cannot beat it with probability 0.95, whatever the draws ...
+    for noise_seed in range(3):
+        s = search(epsilon=0.05, n_iter=8, noise_random_state=noise_seed).fit(X, Y)
+        assert s.best_index_ == 0 and s.best_params_ == {"C": 1.0}
+    # ... while a clearly worse default (C = 0.001: accuracy 0.83 against 0.93-0.96 for the
+    # other candidates) is replaced when the noise is small (epsilon = 1000).
+    weak = LogisticRegression(C=1e-3, max_iter=200)
+    s = PrivateBOSearchCV(weak, SPACE, algorithm="gp-ucb", n_iter=8, random_state=0)
+    s.set_params(epsilon=1000.0, noise_random_state=0).fit(X, Y)
+    assert s.cv_results_["params"][0] == {"C": 1e-3}
+    assert s.best_index_ != 0 and s.best_params_["C"] > 1e-3
 
 
 def test_only_the_refit_metric_is_reported_unless_asked():

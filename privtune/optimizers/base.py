@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from scipy import special
 
 from .._checks import check_float, check_int
 from ..acquisition import RAW_SAMPLING, log_expected_improvement, maximize, recommend_index
@@ -352,11 +353,49 @@ class BaseOptimizer:
         mean, var = self._posterior(X, None)
         return mean, np.sqrt(np.maximum(var, 0.0))
 
-    def recommend_row(self) -> int:
+    def probability_better(self, X, reference) -> np.ndarray:
+        """Posterior probability that each point of ``X`` scores above ``reference``.
+
+        ``P(f(x) > f(reference)) = Phi(E[d] / sd[d])`` for ``d = f(x) - f(reference)`` under
+        the surrogate's posterior; for the exact-GP optimizers the joint posterior (the
+        covariance of the two values counts), for the others the two values taken as
+        independent, which overstates the spread of ``d`` and so errs towards keeping the
+        reference.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim)
+        reference : array_like of shape (dim,)
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        X = check_points("X", X, self.dim)
+        x0 = check_points("reference", np.reshape(reference, (1, -1)), self.dim)[0]
+        mean, var = self._difference(X, x0)
+        spread = var > 0.0  # no spread: a model with no noise left
+        z = mean / np.sqrt(np.where(spread, var, 1.0))
+        prob = np.where(spread, special.ndtr(z), (mean > 0.0).astype(float))
+        prob[np.all(X == x0, axis=1)] = 0.0  # the reference does not beat itself
+        return prob
+
+    def _difference(self, X: np.ndarray, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of ``f(X) - f(x0)`` (here: the two values taken as independent)."""
+        mean, var = self._posterior(np.vstack([X, x0]), None)
+        return mean[:-1] - mean[-1], np.maximum(var[:-1], 0.0) + max(var[-1], 0.0)
+
+    def recommend_row(self, baseline: int | None = None) -> int:
         """Index of the told point with the best posterior mean (ties: the best told reward).
 
         The rule of :func:`privtune.acquisition.recommend_index`, over the told points in order;
         of a point told several times, its first row.
+
+        Parameters
+        ----------
+        baseline : int, optional
+            Row of a told point to keep unless another beats it with posterior probability
+            :data:`~privtune.acquisition.BASELINE_LEVEL` (see :meth:`probability_better`).
 
         Returns
         -------
@@ -365,22 +404,38 @@ class BaseOptimizer:
         if self.t == 0:
             raise RuntimeError("recommend() needs at least one told reward.")
         X = self.X
-        best = recommend_index(self._mean(X), tiebreak=self.y)
+        prob = None
+        if baseline is not None:
+            if not isinstance(baseline, (int, np.integer)) or not 0 <= baseline < self.t:
+                raise ValueError(
+                    f"baseline must be the row of a told point, an int in [0, {self.t}); "
+                    f"got {baseline!r}."
+                )
+            baseline = int(baseline)
+            prob = self.probability_better(X, X[baseline])
+        best = recommend_index(self._mean(X), tiebreak=self.y, baseline=baseline, prob_better=prob)
         # a configuration told several times: its first row
         return int(np.flatnonzero(np.all(X == X[best], axis=1))[0])
 
-    def recommend(self) -> np.ndarray:
+    def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
 
         Under heavy noise the point with the best *observed* reward is a poor pick: its reward is
         likely a lucky draw. The posterior mean pools every observation, and computing it from
         privatized rewards is post-processing (no extra privacy cost).
 
+        Parameters
+        ----------
+        baseline : int, optional
+            Row of a told point (e.g. the defaults, told first: ``0``) that is kept unless
+            another point beats it with posterior probability
+            :data:`~privtune.acquisition.BASELINE_LEVEL`.
+
         Returns
         -------
         ndarray of shape (dim,)
         """
-        return self.X[self.recommend_row()].copy()
+        return self.X[self.recommend_row(baseline)].copy()
 
     @property
     def beta(self) -> float:

@@ -63,6 +63,9 @@ class _ExactGPOptimizer(BaseOptimizer):
     def _mean(self, X):
         return self._gp.mean(X)
 
+    def _difference(self, X, x0):
+        return self._gp.difference(X, x0)
+
     def _rebuild(self) -> None:
         self._gp = self._new_gp()
         for x, y_used, v in zip(self._X, self._y_used, self._v, strict=True):
