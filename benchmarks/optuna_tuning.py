@@ -66,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.datasets import load_dataset
 from benchmarks.runs import run_missing
 from privtune import LaplaceCurator, PrivateGPUCBSampler
+from privtune.acquisition import BASELINE_LEVEL
 from privtune.presets import PRESETS, estimator_for
 from privtune.space import Categorical, SearchSpace
 from privtune.tuning import AUTO
@@ -76,6 +77,9 @@ PRIVTUNE = ["moma", "ata", "tgp", "gp-ucb"]
 OPTUNA = ["tpe", "gp", "random-optuna"]
 EPSILONS = ["none", "10", "1"]
 CHECKPOINTS = [20, 40, 60]
+# privtune's picks with privacy: recommend_trial(study, baseline=0), the enqueued defaults kept
+# unless beaten with probability BASELINE_LEVEL
+PICK_RULE = f"baseline-{BASELINE_LEVEL}"
 OUT = Path(__file__).resolve().parent / "results"
 
 
@@ -142,7 +146,11 @@ def run_one(
     n_trials: int,
     checkpoints: list[int],
     optimizer_kwargs: dict | None = None,
+    replay: list[float | None] | None = None,
 ) -> dict:
+    """One study. With ``replay`` (a saved run's raw scores, by trial number) trial ``i``
+    returns ``replay[i]`` instead of cross-validating: the proposals depend on the told values
+    only, so the replay repeats the saved study exactly and only the picks are recomputed."""
     X, y = load_dataset(dataset)
     space = space_for(model, dataset)
     cv = StratifiedKFold(5, shuffle=True, random_state=seed)
@@ -150,10 +158,15 @@ def run_one(
 
     def objective(trial):
         params = suggest(trial, space)
-        est = estimator_for(model, random_state=seed, **params)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            score = float(np.mean(cross_val_score(est, X, y, cv=cv, error_score="raise")))
+        if replay is not None:
+            if replay[trial.number] is None:
+                raise ValueError("this trial failed in the saved run")
+            score = replay[trial.number]
+        else:
+            est = estimator_for(model, random_state=seed, **params)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                score = float(np.mean(cross_val_score(est, X, y, cv=cv, error_score="raise")))
         raw[trial.number] = score
         return score
 
@@ -161,12 +174,16 @@ def run_one(
     private = eps != "none"
     ours = isinstance(sampler, PrivateGPUCBSampler)
     picks: dict[int, dict] = {}
+    best_mean: dict[int, dict] = {}  # privtune's rule without the baseline
 
     def callback(study, trial):
         n = trial.number + 1
         if n in checkpoints:
             if private and ours:
-                pick = sampler.recommend_trial(study)
+                first = study.trials[0].state == optuna.trial.TrialState.COMPLETE
+                pick = sampler.recommend_trial(study, baseline=0 if first else None)
+                plain = sampler.recommend_trial(study)
+                best_mean[n] = {"trial": plain.number, "score": raw[plain.number]}
             else:
                 pick = study.best_trial  # with privacy: the argmax of the noisy values
             picks[n] = {"trial": pick.number, "score": raw[pick.number]}
@@ -204,7 +221,45 @@ def run_one(
     }
     if private and ours:
         out["privacy"] = sampler.privacy_report(study)
+        out["pick_rule"] = PICK_RULE
+        out["picks_best_mean"] = {str(k): v for k, v in sorted(best_mean.items())}
     return out
+
+
+def repick(args) -> None:
+    """Recompute the picks of saved private privtune runs under the current rule, by replay.
+
+    Each run is replayed from its raw scores (:func:`run_one` with ``replay``); the replay must
+    reproduce the saved picks of the best-posterior-mean rule, or this stops with an error.
+    """
+    runs = args.out / "optuna_tuning" / "runs"
+    for path in sorted(runs.glob("*.json")):
+        r = json.loads(path.read_text())
+        ours = r["sampler"] in [*PRIVTUNE, "random"]
+        if r["epsilon"] == "none" or not ours or r.get("pick_rule") == PICK_RULE:
+            continue
+        if args.samplers and r["sampler"] not in args.samplers:
+            continue
+        new = run_one(
+            r["model"],
+            r["dataset"],
+            r["epsilon"],
+            r["sampler"],
+            r["seed"],
+            r["n_trials"],
+            [int(n) for n in r["picks"]],
+            replay=r["raw_scores"],
+        )
+        saved = r.get("picks_best_mean", r["picks"])
+        if {n: p["trial"] for n, p in new["picks_best_mean"].items()} != {
+            n: p["trial"] for n, p in saved.items()
+        }:
+            raise RuntimeError(f"{path.name}: the replay does not reproduce the saved picks.")
+        r.update(pick_rule=PICK_RULE, picks=new["picks"], picks_best_mean=new["picks_best_mean"])
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(r, indent=1))
+        tmp.replace(path)
+        print(f"{path.name}: {new['picks']}", flush=True)
 
 
 def defaults_in_space(model: str, space: SearchSpace) -> dict:
@@ -249,7 +304,8 @@ def default_scores(out: Path, rows: list[dict]) -> dict[tuple, dict]:
         if path.exists() and "fold_scores" not in json.loads(path.read_text()):
             path.unlink()  # written before fold scores were kept
         res = run_missing(path, functools.partial(default_score, *key))
-        res = res if res is not None else json.loads(path.read_text())
+        if res is None:  # saved before, or being computed by another process right now
+            res = json.loads(path.read_text()) if path.exists() else default_score(*key)
         folds = np.asarray(res["fold_scores"])
         scores[key] = {"score": res["score"], "se": float(folds.std(ddof=1) / np.sqrt(folds.size))}
     return scores
@@ -306,7 +362,9 @@ def summarize(args) -> dict:
         "default_against": _default_against(rows, [str(c) for c in args.checkpoints]),
         "score_spread": _score_spread(rows),
         "evaluated_median": _evaluated_median(rows),
-        "below_default": _below_default(rows, default_scores(args.out, rows)),
+        "below_default": _below_default(
+            rows + _best_mean_rows(rows), default_scores(args.out, rows)
+        ),
     }
     name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
@@ -362,7 +420,10 @@ def _below_default_markdown(below: dict, checkpoints: list[str]) -> str:
         "",
         "Picks that score below the estimator's defaults on the same folds (of all runs); in "
         "brackets, how many by more than one standard error of the default's CV accuracy over "
-        "its 5 folds, and the mean of pick minus default in accuracy points.",
+        "its 5 folds, and the mean of pick minus default in accuracy points. With privacy, "
+        "privtune's picks keep the enqueued defaults (trial 0) unless another configuration "
+        f"beats them with posterior probability {BASELINE_LEVEL}; 'best posterior mean only' "
+        "is the same runs picked without that baseline.",
         "",
     ]
     for eps in [e for e in EPSILONS if e in below]:
@@ -495,13 +556,29 @@ def _spread_markdown(spread: dict) -> str:
     return "\n".join(lines)
 
 
+BEST_MEAN = " (best mean)"  # a privtune method's picks without the baseline
+
+
 def _label(sampler: str) -> str:
     names = {"tpe": "TPE", "gp": "GP", "random-optuna": "Random", "random": "random"}
+    if sampler.endswith(BEST_MEAN):
+        return _label(sampler[: -len(BEST_MEAN)]) + ", best posterior mean only"
     return names.get(sampler, sampler)
 
 
 def _order(eps: str, present) -> list[str]:
-    return [s for s in samplers_for(eps) if s in present]
+    methods = [s for s in samplers_for(eps) if s in present]
+    return methods + [s + BEST_MEAN for s in methods if s + BEST_MEAN in present]
+
+
+def _best_mean_rows(rows: list[dict]) -> list[dict]:
+    """Private privtune runs with their picks under the rule without the baseline (the best
+    posterior mean alone), as runs of a method ``<name> (best mean)``."""
+    return [
+        dict(r, sampler=r["sampler"] + BEST_MEAN, picks=r["picks_best_mean"])
+        for r in rows
+        if "picks_best_mean" in r
+    ]
 
 
 def baseline_for(eps: str) -> str:
@@ -798,7 +875,7 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "repick", "summarize"])
     parser.add_argument("--quick", action="store_true", help="MLP on wine, 6 trials, 1 seed")
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
@@ -826,6 +903,8 @@ def main(argv=None) -> dict:
         return summarize(args)
     if args.command == "run":
         run(args)
+    if args.command == "repick":
+        repick(args)
     return summarize(args)
 
 

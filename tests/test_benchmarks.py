@@ -1,3 +1,4 @@
+import argparse
 import itertools
 import json
 import math
@@ -6,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from benchmarks import zhou_tan
 
@@ -116,6 +118,24 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     mtimes = [p.stat().st_mtime_ns for p in runs]
     optuna_tuning.main(["--quick", "--out", str(tmp_path)])
     assert [p.stat().st_mtime_ns for p in runs] == mtimes
+    # privtune's private picks keep the enqueued defaults (trial 0) unless beaten; the picks of
+    # the best posterior mean alone are kept beside them
+    gp_run = json.loads((runs_dir / "mlp-wine-1-gp-ucb-0.json").read_text())
+    assert gp_run["pick_rule"] == optuna_tuning.PICK_RULE
+    assert set(gp_run["picks_best_mean"]) == {"3", "6"}
+    # a run saved under the earlier rule (picks = best posterior mean) is re-picked by replay
+    old = dict(gp_run, picks=gp_run["picks_best_mean"])
+    del old["pick_rule"], old["picks_best_mean"]
+    path = runs_dir / "mlp-wine-1-gp-ucb-0.json"
+    path.write_text(json.dumps(old))
+    args = argparse.Namespace(out=tmp_path / "quick", samplers=["gp-ucb"])
+    optuna_tuning.repick(args)
+    assert json.loads(path.read_text()) == gp_run
+    # a replay that does not reproduce the saved picks stops
+    old["picks"] = {n: {"trial": p["trial"] + 1, "score": 0.0} for n, p in old["picks"].items()}
+    path.write_text(json.dumps(old))
+    with pytest.raises(RuntimeError, match="does not reproduce"):
+        optuna_tuning.repick(args)
 
 
 def test_optuna_tuning_score_spread_uses_the_uniform_draws_only():
