@@ -269,9 +269,7 @@ def _plot(summary: dict, path: Path) -> None:
             x = np.arange(len(tasks)) + i * width
             ax.bar(x, means, width, yerr=ses, label=_LABELS[m])
         ax.set_xticks(np.arange(len(tasks)) + 0.4 - width / 2)
-        ax.set_xticklabels(
-            [t.replace("|", "\n").replace("_", "\n") for t in tasks], fontsize=7
-        )
+        ax.set_xticklabels([t.replace("|", "\n").replace("_", "\n") for t in tasks], fontsize=7)
         ax.set_ylim(0.5, 1.0)
         ax.set_title("non-private" if eps == "none" else f"epsilon = {eps}")
         ax.set_ylabel("true CV accuracy of the pick")
