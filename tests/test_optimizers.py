@@ -316,8 +316,9 @@ def test_recommend_keeps_the_baseline_unless_beaten_with_probability_095(cls):
     else:
         assert contenders.size == 0 or mean[contenders].max() <= mean[0]
     np.testing.assert_array_equal(opt.recommend(baseline=0), opt.X[pick])
-    with pytest.raises(ValueError, match="baseline must be the row"):
-        opt.recommend(baseline=12)
+    for bad in (12, -1, 0.0, True):
+        with pytest.raises(ValueError, match="baseline must be the row"):
+            opt.recommend(baseline=bad)
 
 
 def test_recommend_replaces_a_clearly_worse_baseline():

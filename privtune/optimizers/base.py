@@ -406,7 +406,8 @@ class BaseOptimizer:
         X = self.X
         prob = None
         if baseline is not None:
-            if not isinstance(baseline, (int, np.integer)) or not 0 <= baseline < self.t:
+            integer = isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool)
+            if not integer or not 0 <= baseline < self.t:
                 raise ValueError(
                     f"baseline must be the row of a told point, an int in [0, {self.t}); "
                     f"got {baseline!r}."
