@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
-from sklearn.base import is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.model_selection._split import _yields_constant_splits
@@ -36,6 +35,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .acquisition import recommend_index
 from .privacy import GaussianCurator, LaplaceCurator, PrivacyError, PrivacyLedger
 from .privacy.curator import _check_value_range
+from .scores import known_score_range
 from .space import SearchSpace
 from .tuning import (
     ALGORITHMS,
@@ -52,59 +52,8 @@ from .tuning import (
 
 __all__ = ["PrivateBOSearchCV", "known_score_range"]
 
-#: Scorers (by name) whose value lies in [0, 1].
-_UNIT_SCORERS = frozenset(
-    {
-        "accuracy",
-        "balanced_accuracy",
-        "top_k_accuracy",
-        "average_precision",
-        "completeness_score",
-        "homogeneity_score",
-        "v_measure_score",
-        "normalized_mutual_info_score",
-        "rand_score",
-        "fowlkes_mallows_score",
-    }
-)
-_UNIT_PREFIXES = ("roc_auc", "f1", "precision", "recall", "jaccard")
-_SCORE_RANGES = {"matthews_corrcoef": (-1.0, 1.0)}
-
 #: ``cv_results_`` keys that hold no score and are kept as scikit-learn computes them.
 _TIMES = ("mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time")
-
-
-def known_score_range(scoring: Any, estimator: Any = None) -> tuple[float, float] | None:
-    """The range of a scorer's values, where scikit-learn's definition fixes it.
-
-    Parameters
-    ----------
-    scoring : str, callable or None
-        A scorer name (``"accuracy"``, ``"roc_auc"``, ``"f1_macro"``, ...), a callable (range
-        unknown) or ``None`` (the estimator's ``score``: accuracy for a classifier).
-    estimator : estimator, optional
-        The estimator, for ``scoring=None``.
-
-    Returns
-    -------
-    tuple of float or None
-        ``(lo, hi)``, or ``None`` when the range is not known (regression errors, R², log loss,
-        custom scorers): pass ``value_range`` then.
-
-    Examples
-    --------
-    >>> known_score_range("roc_auc")
-    (0.0, 1.0)
-    >>> known_score_range("r2") is None
-    True
-    """
-    if scoring is None:
-        return (0.0, 1.0) if estimator is not None and is_classifier(estimator) else None
-    if not isinstance(scoring, str):
-        return None
-    if scoring in _UNIT_SCORERS or scoring.startswith(_UNIT_PREFIXES):
-        return (0.0, 1.0)
-    return _SCORE_RANGES.get(scoring)
 
 
 class PrivateBOSearchCV(BaseSearchCV):

@@ -33,7 +33,7 @@ from ..acquisition import recommend_index
 from ..features import RandomFourierFeatures
 from ..privacy.accounting import default_delta
 from ..privacy.curator import _check_value_range
-from ..sklearn import known_score_range
+from ..scores import known_score_range
 from ..space import Real, SearchSpace
 from .agent import FTSAgent, server_probability
 from .regions import SubRegions

@@ -1,0 +1,74 @@
+"""The import graph keeps its layers: nothing below the adapters imports one."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "privtune"
+ADAPTERS = {"privtune.sklearn", "privtune.optuna"}
+# the math layer: numpy and scipy only, besides privtune itself
+MATH = (
+    "privtune.optimizers",
+    "privtune.gp",
+    "privtune.kernels",
+    "privtune.features",
+    "privtune.cube",
+    "privtune.acquisition",
+    "privtune.parametric",
+)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, anywhere in the file (inside functions too), absolute."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return found
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_the_package_is_read():
+    assert {"privtune.sklearn", "privtune.optuna", "privtune.gp"} <= set(MODULES)
+    assert "privtune.scores" in imports(MODULES["privtune.federated.search"])
+
+
+@pytest.mark.parametrize("name", sorted(set(MODULES) - ADAPTERS - {"privtune"}))
+def test_no_module_below_the_adapters_imports_one(name):
+    reached = {
+        m for m in imports(MODULES[name]) if any(m == a or m.startswith(a + ".") for a in ADAPTERS)
+    }
+    assert not reached, f"{name} imports the adapter(s) {sorted(reached)}"
+
+
+# the standard library, and threadpoolctl (a declared dependency: the GP fit limits BLAS threads)
+ALLOWED = {"privtune", "numpy", "scipy", "threadpoolctl", "__future__"}
+STDLIB = {"abc", "collections", "copy", "dataclasses", "enum", "functools", "itertools", "math"}
+STDLIB |= {"numbers", "threading", "typing", "warnings", "zlib"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith(MATH)))
+def test_the_math_layer_needs_numpy_and_scipy_only(name):
+    outside = {m.split(".")[0] for m in imports(MODULES[name])} - ALLOWED - STDLIB
+    assert not outside, f"{name} imports {sorted(outside)}"
