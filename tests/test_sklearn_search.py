@@ -455,13 +455,6 @@ def test_a_scikit_learn_error_message_is_withheld_with_privacy():
         search(scoring=array_scorer, error_score="raise").fit(X, Y)
 
 
-def test_the_docstring_example_runs():
-    import doctest
-
-    result = doctest.testmod(privtune.sklearn, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
-
-
 def test_nan_scored_candidates_release_nothing_and_are_not_picked():
     def nan_above_one(estimator, X, y):
         return float("nan") if estimator.C > 1 else float(estimator.score(X, y))

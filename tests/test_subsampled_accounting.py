@@ -290,11 +290,3 @@ def test_the_filter_drops_only_those_records_and_is_removed_on_error(caplog):
             raise RuntimeError("inside")
     assert [r.getMessage() for r in caplog.records] == ["another absl warning"]
     assert absl_logger.filters == filters_before
-
-
-def test_docstring_examples():
-    import doctest
-
-    result = doctest.testmod(accounting)
-    assert result.attempted >= 4
-    assert result.failed == 0
