@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from .kernels import SE, Matern
 from .optimizers import ATAGPUCB, GOUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
-from .optuna import GOUCBSampler, PrivateGPUCBSampler
 from .privacy import LaplaceCurator, PrivacyError, PrivacyLedger
 from .space import Categorical, Integer, Real, SearchSpace
 
 if TYPE_CHECKING:
+    from .optuna import GOUCBSampler, PrivateGPUCBSampler
     from .sklearn import PrivateBOSearchCV
 
 __version__ = "0.1.0.dev0"
@@ -47,11 +47,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # scikit-learn is imported on first use of the search, not with privtune (the spaces and
-    # optimizers do not need it).
-    if name == "PrivateBOSearchCV":
-        from .sklearn import PrivateBOSearchCV
+#: the adapters, imported on first use, not with privtune (the spaces, optimizers and curators
+#: need neither scikit-learn's search machinery nor Optuna)
+_ADAPTERS = {
+    "PrivateBOSearchCV": "sklearn",
+    "GOUCBSampler": "optuna",
+    "PrivateGPUCBSampler": "optuna",
+}
 
-        return PrivateBOSearchCV
+
+def __getattr__(name: str):
+    if name in _ADAPTERS:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_ADAPTERS[name]}", __name__), name)
     raise AttributeError(f"module 'privtune' has no attribute {name!r}")

@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import optimize, special
-from scipy.stats import qmc
 
 from .cube import Block, check_layout
 
@@ -174,6 +173,8 @@ def raw_samples(rng: np.random.Generator, n: int, dim: int, scheme: str = "unifo
     if scheme == "sobol":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "balance properties" for n not a power of two
+            from scipy.stats import qmc  # here: scipy.stats takes a third of a second to import
+
             return qmc.Sobol(dim, scramble=True, seed=rng).random(n)
     return rng.random((n, dim))
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,18 @@ STDLIB |= {"numbers", "threading", "typing", "warnings", "zlib"}
 def test_the_math_layer_needs_numpy_and_scipy_only(name):
     outside = {m.split(".")[0] for m in imports(MODULES[name])} - ALLOWED - STDLIB
     assert not outside, f"{name} imports {sorted(outside)}"
+
+
+def test_import_privtune_leaves_the_adapters_libraries_unloaded():
+    # Optuna, dp-accounting, scikit-learn's search and scipy.stats load on first use
+    code = (
+        "import sys, privtune\n"
+        "heavy = ['optuna', 'dp_accounting', 'sklearn', 'scipy.stats']\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+        "privtune.PrivateGPUCBSampler, privtune.PrivateBOSearchCV\n"
+        "print(all(m in sys.modules for m in ['optuna', 'sklearn']))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[0] == "[]" and out[1] == "True"

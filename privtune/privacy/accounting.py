@@ -57,13 +57,9 @@ import math
 import numbers
 from collections.abc import Callable, Iterator
 
-import dp_accounting
-
 __all__ = ["default_delta", "subsampled_gaussian_epsilon"]
 
 _ACCOUNTANTS = (None, "rdp", "pld")
-
-_RELATION = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 
 
 def subsampled_gaussian_epsilon(
@@ -125,17 +121,20 @@ def subsampled_gaussian_epsilon(
         raise ValueError(f"accountant must be one of {_ACCOUNTANTS}, got {accountant!r}.")
     if steps == 0:
         return 0.0
+    import dp_accounting  # here, not with privtune
+
+    relation = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
     event = dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), steps
     )
     epsilons = []
     if accountant in (None, "rdp"):
         with _quiet_rdp_convergence_warnings():
-            rdp = dp_accounting.rdp.RdpAccountant(neighboring_relation=_RELATION)
+            rdp = dp_accounting.rdp.RdpAccountant(neighboring_relation=relation)
             rdp.compose(event)
             epsilons.append(float(rdp.get_epsilon(delta)))
     if accountant in (None, "pld"):
-        pld = dp_accounting.pld.PLDAccountant(neighboring_relation=_RELATION)
+        pld = dp_accounting.pld.PLDAccountant(neighboring_relation=relation)
         pld.compose(event)
         epsilons.append(float(pld.get_epsilon(delta)))
     return min(epsilons)

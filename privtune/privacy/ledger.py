@@ -25,10 +25,10 @@ import numbers
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import dp_accounting
-from dp_accounting.pld import accountant as pld_accountant
-from dp_accounting.pld import common as pld_common
+if TYPE_CHECKING:  # imported where an event is built: not with privtune
+    import dp_accounting
 
 __all__ = ["PrivacyLedger", "Report"]
 
@@ -127,6 +127,8 @@ class PrivacyLedger:
         -------
         Report
         """
+        import dp_accounting
+
         z, delta = _check_gaussian(noise_multiplier, delta)
         event = dp_accounting.GaussianDpEvent(z)
         report = Report(_check_epsilon(epsilon), _check_count(count), str(owner), event, delta)
@@ -222,6 +224,8 @@ class PrivacyLedger:
                 )
             k = sum(r.count for r in mine)
             return _advanced_composition(max(r.epsilon for r in mine), k, delta)
+        import dp_accounting
+
         acc = dp_accounting.pld.PLDAccountant(
             neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
         )
@@ -272,6 +276,8 @@ def _check_count(count) -> int:
 
 def _laplace(epsilon: float) -> dp_accounting.DpEvent:
     """The Laplace mechanism with sensitivity 1 and parameter ``epsilon``."""
+    import dp_accounting
+
     return dp_accounting.LaplaceDpEvent(1.0 / epsilon)
 
 
@@ -303,6 +309,9 @@ def _advanced_composition(epsilon: float, k: int, delta: float) -> float:
     is used (a valid, slightly looser bound). Basic composition ``k * epsilon`` is always valid,
     so the smaller of the two is returned.
     """
+    from dp_accounting.pld import accountant as pld_accountant
+    from dp_accounting.pld import common as pld_common
+
     basic = k * epsilon
     try:
         eps = pld_accountant.advanced_composition(
