@@ -145,6 +145,7 @@ class _FourierFeatures:
     additive: bool
     omega: np.ndarray  # (p, dim) frequencies; additive: (dim, p), each coordinate's own
     weights: np.ndarray  # (p,) quadrature or Monte Carlo weights, summing to 1
+    _ls: np.ndarray  # (dim,) lengthscales
 
     @property
     def n_features(self) -> int:

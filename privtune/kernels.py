@@ -15,7 +15,7 @@ l : lengthscale (``lengthscale``)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import linalg, optimize
@@ -163,6 +163,7 @@ class ARDMatern52:
 
     lengthscales: tuple[float, ...]
     layout: tuple[Block, ...]
+    _scale: np.ndarray = field(init=False, repr=False, compare=False)  # set by __post_init__
 
     def __post_init__(self) -> None:
         ls = np.asarray(self.lengthscales, dtype=float).reshape(-1)

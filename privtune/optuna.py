@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import hashlib
 import logging
 import math
 import threading
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,22 +34,13 @@ from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from .privacy import GaussianCurator, PrivacyError, PrivacyLedger
+from .privacy import PrivacyError, PrivacyLedger, Receipt
 from .privacy.curator import _check_value_range
 from .privacy.ledger import _check_epsilon
+from .privacy.seeds import draw_seed, report_generator, stream_seed
+from .registry import PrivacyModel
 from .space import SearchSpace
-from .tuning import (
-    QFF_DEFAULT_BETA,
-    Replay,
-    RewardScale,
-    joint_dp_summary,
-    make_curator,
-    make_optimizer,
-    privacy_model,
-    privacy_summary,
-    resolve_algorithm,
-    warn_repeated_plays,
-)
+from .tuning import TuningEngine, make_optimizer, warn_repeated_plays
 
 __all__ = ["GOUCBSampler", "PrivateGPUCBSampler"]
 
@@ -65,14 +54,6 @@ _INDEPENDENT_SAMPLING_WARNING = (
     "suppress this warning by setting `warn_independent_sampling` to `False` in the "
     "constructor of `{sampler_name}` if this independent sampling is intended behavior."
 )
-
-#: User attributes written by :meth:`PrivateGPUCBSampler.privatize`.
-ATTR_EPSILON = "privtune:epsilon"
-ATTR_VALUE_RANGE = "privtune:value_range"
-ATTR_DIGEST = "privtune:digest"
-#: With the Gaussian curator (``"qff-ldp"``): the release's delta and noise multiplier.
-ATTR_DELTA = "privtune:delta"
-ATTR_NOISE_MULTIPLIER = "privtune:noise_multiplier"
 
 #: Study system attribute: the seed of the qff algorithms' privacy noise, drawn once per study
 #: so that every worker that rebuilds the model adds the same noise to the same data (a fresh
@@ -112,11 +93,6 @@ def _params(
             params[n] = v
         out.append(params)
     return out
-
-
-def _digest(value: float) -> str:
-    """Fingerprint of a privatized value, binding a trial's tag to the value it was made for."""
-    return hashlib.sha256(float(value).hex().encode()).hexdigest()[:32]
 
 
 class _PrivateTrial:
@@ -191,7 +167,7 @@ class PrivateGPUCBSampler(BaseSampler):
     algorithm : {"auto", "moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-jdp", \
 "qff-ldp"}, default="auto"
         ``"auto"`` is the algorithm measured best for exact scores (without ``epsilon``) or for
-        privatized ones (:data:`privtune.tuning.AUTO`; the evidence is in the benchmarks page),
+        privatized ones (:data:`privtune.registry.AUTO`; the evidence is in the benchmarks page),
         and ``algorithm`` then holds the name it resolved to. Otherwise: MoMA-GP-UCB (plays
         each configuration ``k = 3`` times and takes a median of means: made for noisy,
         private scores), ATA-GP-UCB, TGP-UCB, exact GP-UCB or uniform random proposals (with
@@ -200,7 +176,7 @@ class PrivateGPUCBSampler(BaseSampler):
         :class:`GOUCBSampler`. ``"qff-jdp"`` and ``"qff-ldp"`` are GP-UCB on quadrature
         Fourier features with joint or local joint DP
         (:class:`~privtune.optimizers.QFFGPUCB`; defaults in
-        :func:`privtune.tuning.make_optimizer`, ``beta`` and ``horizon`` through
+        :func:`privtune.tuning.make_optimizer`, ``privacy_beta`` and ``horizon`` through
         ``optimizer_kwargs``); they need ``epsilon`` and ``value_range``.
     epsilon : float, optional
         Per-trial LDP parameter (``alpha`` for the qff algorithms). ``None`` (default) runs the
@@ -261,9 +237,10 @@ class PrivateGPUCBSampler(BaseSampler):
         warn_independent_sampling: bool = True,
     ) -> None:
         self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
-        self.algorithm = resolve_algorithm(algorithm, self.epsilon)
+        engine = TuningEngine(algorithm, epsilon=self.epsilon)  # validates the name
+        self.algorithm = engine.algorithm
         warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
-        self.privacy_model = privacy_model(self.algorithm, self.epsilon)
+        self.privacy_model = engine.privacy
         if self.epsilon is not None and value_range is None:
             raise ValueError(
                 "value_range is required when epsilon is set: the curator clips every score to "
@@ -301,21 +278,23 @@ class PrivateGPUCBSampler(BaseSampler):
         self._init_runtime()
 
     # -- runtime state (caches and locks; never relied on, not pickled) -------------------------
-    _RUNTIME = ("_lock", "_replays", "_warned", "_verified", "_curator", "_noise_seeds")
+    _RUNTIME = ("_lock", "engine", "_warned", "_verified", "_curator", "_noise_seeds")
 
     def _init_runtime(self) -> None:
         self._lock = threading.RLock()
-        self._replays: dict[tuple, Replay] = {}
+        #: The tuning engine (reward scale, replay cache per study, ask policy, recommendation).
+        self.engine = TuningEngine(
+            self.algorithm,
+            epsilon=self.epsilon,
+            value_range=self.value_range,
+            optimizer_kwargs=self.optimizer_kwargs,
+            n_startup=self.n_startup_trials,
+        )
         self._warned: set[str] = set()
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
         self._noise_seeds: dict[tuple, int] = {}  # per study: the qff noise seed in use
         # The release in the objective's process (None: raw scores, for jdp or no privacy).
-        self._curator = make_curator(
-            self.algorithm,
-            self.epsilon,
-            self.value_range,
-            optimizer_kwargs=self.optimizer_kwargs,
-        )
+        self._curator = self.engine.curator()
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -331,7 +310,7 @@ class PrivateGPUCBSampler(BaseSampler):
     def _draw_model_seed(seed: int | None) -> int:
         if seed is not None:
             return int(np.random.SeedSequence(seed).generate_state(1)[0])
-        return int(np.random.SeedSequence().generate_state(1)[0])
+        return draw_seed()
 
     def reseed_rng(self) -> None:
         """Draw a fresh seed for the proposals (Optuna calls this per trial when ``n_jobs > 1``).
@@ -407,17 +386,10 @@ class PrivateGPUCBSampler(BaseSampler):
             return float("nan")
         study = getattr(trial, "study", None)
         owner = study.study_name if study is not None else "default"
-        rng = None
-        if self.noise_seed is not None:
-            key = [int(self.noise_seed), zlib.crc32(owner.encode()), int(trial.number)]
-            rng = np.random.default_rng(key)
-        released = float(self._curator.privatize(y, owner=owner, rng=rng))
-        trial.set_user_attr(ATTR_EPSILON, self.epsilon)
-        trial.set_user_attr(ATTR_VALUE_RANGE, list(self.value_range))
-        if isinstance(self._curator, GaussianCurator):
-            trial.set_user_attr(ATTR_DELTA, self._curator.delta)
-            trial.set_user_attr(ATTR_NOISE_MULTIPLIER, self._curator.noise_multiplier)
-        trial.set_user_attr(ATTR_DIGEST, _digest(released))
+        rng = report_generator(self.noise_seed, owner, trial.number)
+        released, receipt = self._curator.release(y, owner=owner, rng=rng)
+        for key, attr in receipt.to_attrs().items():
+            trial.set_user_attr(key, attr)
         return released
 
     def _verify_study(self, study: Study) -> None:
@@ -437,21 +409,15 @@ class PrivateGPUCBSampler(BaseSampler):
             done = self._verified.setdefault((study._study_id, study.study_name), set())
             for t in trials:
                 if t._trial_id not in done:
-                    self._verify(t, t.value)
+                    self._verify(t, float("nan") if t.value is None else t.value)
                     done.add(t._trial_id)
 
     def _verify(self, trial: FrozenTrial, value: float) -> None:
-        """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``."""
-        attrs = trial.user_attrs
-        gaussian = isinstance(self._curator, GaussianCurator)
-        ok = (
-            attrs.get(ATTR_EPSILON) == self.epsilon
-            and attrs.get(ATTR_VALUE_RANGE) == list(self.value_range)
-            and attrs.get(ATTR_DIGEST) == _digest(value)
-            and attrs.get(ATTR_NOISE_MULTIPLIER)
-            == (self._curator.noise_multiplier if gaussian else None)
-        )
-        if not ok:
+        """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``: its
+        stored receipt is the one this sampler's curator issues for ``value``."""
+        assert self._curator is not None  # verified only with a curator
+        receipt = Receipt.from_attrs(trial.user_attrs)
+        if receipt is None or receipt != self._curator.receipt(value):
             raise PrivacyError(
                 f"Trial {trial.number} completed with a value that did not come through this "
                 f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
@@ -513,9 +479,9 @@ class PrivateGPUCBSampler(BaseSampler):
         pending = space.to_unit_many(_params(running, search_space)) if running else None
         # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
-            opt, _ = self._optimizer(study, space, search_space, completed)
-            opt.reseed([self._ask_seed, trial.number])
-            x = opt.ask(pending=pending, uniform=len(completed) < self.n_startup_trials)
+            opt = self._optimizer(study, space, search_space, completed)
+            key = [self._ask_seed, trial.number]
+            x = self.engine.ask(opt, n_told=len(completed), key=key, pending=pending)
         return space.from_unit(x)
 
     def sample_independent(
@@ -590,44 +556,24 @@ class PrivateGPUCBSampler(BaseSampler):
         space: SearchSpace,
         search_space: dict[str, BaseDistribution],
         completed: list[FrozenTrial],
-    ) -> tuple[Any, np.ndarray]:
-        """The cached optimizer synced to ``completed``, and their points in the cube."""
-        values = np.array([t.value for t in completed], dtype=float)
-        maximize = study.direction == StudyDirection.MAXIMIZE
-        if self.value_range is not None:
-            scale = RewardScale.for_algorithm(
-                self.algorithm, self.epsilon, self.value_range, maximize=maximize
-            )
-        else:
-            scale = RewardScale.from_values(values, maximize=maximize)
+    ) -> Any:
+        """The engine's optimizer of ``study``, told ``completed`` (the callers hold the lock)."""
         noise_seed = self._study_noise_seed(study)
-        X = (
-            space.to_unit_many(_params(completed, search_space))
-            if completed
-            else np.zeros((0, space.dim))
-        )
-        context = (tuple(search_space.items()), scale, self._model_seed, noise_seed)
-        # The callers hold self._lock.
-        replay = self._replays.setdefault((study._study_id, study.study_name), Replay())
-        opt = replay.sync(
-            context,
-            lambda: make_optimizer(
-                self.algorithm,
-                space.dim,
-                epsilon=self.epsilon,
-                seed=self._model_seed,
-                snap=space.snap,
-                optimizer_kwargs=self.optimizer_kwargs,
-                noise_seed=noise_seed,
-                layout=space.layout,
-            ),
+        X = space.to_unit_many(_params(completed, search_space)) if completed else None
+        opt, _ = self.engine.sync(
+            (study._study_id, study.study_name),
+            space,
             [t.number for t in completed],
-            X,
-            scale(values),
+            np.zeros((0, space.dim)) if X is None else X,
+            np.array([t.value for t in completed], dtype=float),
+            maximize=study.direction == StudyDirection.MAXIMIZE,
+            seed=self._model_seed,
+            noise_seed=noise_seed,
+            context=tuple(search_space.items()),
         )
         if noise_seed is not None and completed:
             self._noise_seeds.setdefault((study._study_id, study.study_name), noise_seed)
-        return opt, X
+        return opt
 
     def _study_noise_seed(self, study: Study) -> int | None:
         """The seed of the qff algorithms' privacy noise for ``study``, the same in every worker.
@@ -639,16 +585,15 @@ class PrivateGPUCBSampler(BaseSampler):
         scores (two workers that drew a seed at the same moment): it would release the same
         scores under new noise. A change before any score was told releases nothing.
         """
-        if self.privacy_model not in ("jdp", "local-jdp"):
+        if self.privacy_model not in (PrivacyModel.JDP, PrivacyModel.LOCAL_JDP):
             return None
         key = (study._study_id, study.study_name)
         if self.noise_seed is not None:
-            seq = np.random.SeedSequence([self.noise_seed, zlib.crc32(study.study_name.encode())])
-            return int(seq.generate_state(1)[0])
+            return stream_seed(self.noise_seed, study.study_name)
         storage = study._storage
         stored = storage.get_study_system_attrs(study._study_id).get(ATTR_NOISE_SEED)
         if stored is None:
-            drawn = int(np.random.SeedSequence().generate_state(1)[0])
+            drawn = draw_seed()
             storage.set_study_system_attr(study._study_id, ATTR_NOISE_SEED, drawn)
             stored = storage.get_study_system_attrs(study._study_id)[ATTR_NOISE_SEED]
         stored = int(stored)
@@ -704,9 +649,9 @@ class PrivateGPUCBSampler(BaseSampler):
                 )
             row = rows[0]
         with self._lock:
-            opt, _ = self._optimizer(study, space, search_space, completed)
+            opt = self._optimizer(study, space, search_space, completed)
             # The told rows are the completed trials, in order.
-            return completed[opt.recommend_row(row)]
+            return completed[self.engine.recommend(opt, baseline=row)]
 
     def recommend(self, study: Study, baseline: int | None = None) -> dict[str, Any]:
         """Parameters of the evaluated configuration with the best posterior mean.
@@ -745,7 +690,8 @@ class PrivateGPUCBSampler(BaseSampler):
         Built from the trials' user attributes, so it covers every worker that wrote to the
         study's storage. With ``"qff-ldp"`` the reports are Gaussian: the summary has
         ``delta_per_report`` and ``composed_delta_basic`` and no advanced composition. With
-        ``"qff-jdp"`` it is :func:`privtune.tuning.joint_dp_summary`.
+        ``"qff-jdp"`` it states the per-score joint-DP guarantee
+        (:meth:`privtune.privacy.PrivacyLedger.summary`).
 
         Each completed privatized trial is one epsilon-LDP report about the
         same data; the composed epsilon bounds what the whole study reveals about it. Spending
@@ -768,24 +714,15 @@ class PrivateGPUCBSampler(BaseSampler):
         """
         self._verify_study(study)
         completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if self.privacy_model == "jdp":
-            beta = self.optimizer_kwargs.get("beta", QFF_DEFAULT_BETA)
-            return joint_dp_summary(self.epsilon, beta, len(completed))
-        ledger = PrivacyLedger()
-        for t in completed:
-            eps = t.user_attrs.get(ATTR_EPSILON)
-            if eps is None:
-                continue
-            if ATTR_NOISE_MULTIPLIER in t.user_attrs:
-                ledger.record_gaussian(
-                    float(t.user_attrs[ATTR_NOISE_MULTIPLIER]),
-                    float(eps),
-                    float(t.user_attrs[ATTR_DELTA]),
-                    owner=study.study_name,
-                )
-            else:
-                ledger.record_laplace(float(eps), owner=study.study_name)
-        return privacy_summary(ledger, delta)
+        if self.privacy_model == PrivacyModel.JDP:
+            ledger = self.engine.joint_dp_ledger(len(completed), owner=study.study_name)
+        else:
+            # every completed trial's receipt (verified above when privacy is on)
+            receipts = [Receipt.from_attrs(t.user_attrs) for t in completed]
+            ledger = PrivacyLedger.from_receipts(
+                [r for r in receipts if r is not None], owner=study.study_name
+            )
+        return self.engine.privacy_report(ledger, delta)
 
     def __repr__(self) -> str:
         return (

@@ -32,23 +32,14 @@ from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .acquisition import recommend_index
 from .privacy import GaussianCurator, LaplaceCurator, PrivacyError, PrivacyLedger
 from .privacy.curator import _check_value_range
+from .privacy.seeds import draw_seed
+from .privacy.withhold import clean, release
+from .registry import REGISTRY, PrivacyModel
 from .scores import known_score_range
 from .space import SearchSpace
-from .tuning import (
-    ALGORITHMS,
-    Replay,
-    RewardScale,
-    check_optimizer_kwargs,
-    make_curator,
-    make_optimizer,
-    privacy_model,
-    privacy_summary,
-    resolve_algorithm,
-    warn_repeated_plays,
-)
+from .tuning import TuningEngine, warn_repeated_plays
 
 __all__ = ["PrivateBOSearchCV", "known_score_range"]
 
@@ -119,7 +110,7 @@ class PrivateBOSearchCV(BaseSearchCV):
     algorithm : {"auto", "moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-ldp"}, \
 default="auto"
         The optimizer (see :class:`privtune.PrivateGPUCBSampler`); ``"auto"`` is the one
-        measured best for exact or for privatized scores (:data:`privtune.tuning.AUTO`), and
+        measured best for exact or for privatized scores (:data:`privtune.registry.AUTO`), and
         ``algorithm_`` holds the name it resolved to. ``"random"`` proposes
         uniformly and recommends with the same rule: the honest private baseline.
         ``"go-ucb"`` is :class:`privtune.optimizers.GOUCB` with ``horizon=n_iter`` (its
@@ -253,7 +244,7 @@ default="auto"
         **BaseSearchCV._parameter_constraints,
         "estimator": [HasMethods(["fit"])],
         "space": [Mapping],
-        "algorithm": [StrOptions({"auto", *ALGORITHMS})],
+        "algorithm": [StrOptions({"auto", *REGISTRY})],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "value_range": [tuple, list, dict, None],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -348,7 +339,7 @@ default="auto"
             # (every fold's score) may hold raw scores: raise a bare exception, outside this
             # block so that it has neither context nor those frames. privtune's own errors
             # keep their message.
-            withheld = _bare(exc) if _is_clean(exc) else _withheld(exc)
+            withheld = release(exc)
         else:
             if self.epsilon is not None:
                 self.privacy_report_ = self._privacy_report()
@@ -376,6 +367,11 @@ default="auto"
         "_ledger",
         "_curators",
         "_noise_rng",
+        "_qff_noise_seed",
+        "_engine",
+        "_history",
+        "_seed",
+        "_last_failure",
         "_warned_nonfinite",
         "_n_nonfinite",
         "_curator_warnings",
@@ -398,8 +394,14 @@ default="auto"
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
         self._scoring_started = False
         _drop_fitted(self)
-        self.algorithm_ = resolve_algorithm(self.algorithm, self.epsilon)
-        check_optimizer_kwargs(self.algorithm_, self.optimizer_kwargs)
+        self._engine = TuningEngine(
+            self.algorithm,
+            epsilon=self.epsilon,
+            optimizer_kwargs=self.optimizer_kwargs,
+            n_startup=self.n_initial_points,
+            budget=self.n_iter,
+        )
+        self.algorithm_ = self._engine.algorithm
         warn_repeated_plays(self.algorithm_, self.epsilon, stacklevel=4)
         self._space = SearchSpace(self.space)
         known = self.estimator.get_params(deep=True)
@@ -409,7 +411,7 @@ default="auto"
                     f"space has the parameter {name!r}, which {type(self.estimator).__name__} "
                     f"does not have. Its parameters are: {sorted(known)}."
                 )
-        if privacy_model(self.algorithm_, self.epsilon) == "jdp":
+        if self.epsilon is not None and not self._engine.spec.publishable:
             raise ValueError(
                 "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
                 "raw scores stay with a trusted privatizer, but a search publishes each "
@@ -435,7 +437,7 @@ default="auto"
         # The qff algorithms' own privacy noise: one seed per fit, kept by every rebuild.
         self._qff_noise_seed = (
             int(self._noise_rng.integers(2**63))
-            if privacy_model(self.algorithm_, self.epsilon) == "local-jdp"
+            if self._engine.privacy == PrivacyModel.LOCAL_JDP
             else None
         )
         self._warned_nonfinite = 0
@@ -492,7 +494,7 @@ default="auto"
         for owner in owners:
             for callback in getattr(owner, "_skl_callbacks", None) or []:
                 if not isinstance(callback, ProgressBar):
-                    raise _clean(
+                    raise clean(
                         PrivacyError(
                             f"{type(callback).__name__} is set on {type(owner).__name__}; with "
                             "epsilon only sklearn.callback.ProgressBar is accepted, since other "
@@ -529,6 +531,13 @@ default="auto"
             return known_score_range(scoring[metric])
         return None
 
+    def _optimized_range(self) -> tuple[float, float]:
+        """The range of the optimized metric (known once privacy's curators exist)."""
+        assert self._metric is not None
+        declared = self._range_of(self._metric, True)
+        assert declared is not None
+        return declared
+
     def _setup_metrics(self, metrics: list[str]) -> None:
         """On the first results: the optimized metric, the reported ones and their curators."""
         if metrics == ["score"]:
@@ -536,7 +545,7 @@ default="auto"
         elif isinstance(self.refit, str) and self.refit in metrics:
             metric = self.refit
         else:
-            raise _clean(
+            raise clean(
                 ValueError(
                     "With several metrics, refit must name the metric to optimize (one of "
                     f"{metrics}); got refit={self.refit!r}."
@@ -544,14 +553,15 @@ default="auto"
             )
         unknown = [m for m in self._ranges if m is not None and m not in metrics]
         if unknown:
-            raise _clean(
+            raise clean(
                 ValueError(f"value_range names unknown metrics {unknown}; metrics: {metrics}.")
             )
         self._metric = metric
+        self._engine.value_range = self._range_of(metric, True)  # fixes the reward scale
         if self.epsilon is None:
             return
         if self._range_of(metric, True) is None:
-            raise _clean(
+            raise clean(
                 ValueError(
                     f"value_range is required with epsilon for scoring={self.scoring!r}: the range "
                     f"of {metric!r} is not known. Pass value_range=(lo, hi), the range the score "
@@ -562,166 +572,139 @@ default="auto"
         for m in self._reported:
             rng = self._range_of(m, m == metric)
             assert rng is not None
-            curator = make_curator(
-                self.algorithm_,
-                self.epsilon,
-                rng,
-                optimizer_kwargs=self.optimizer_kwargs,
-                seed=self._noise_rng,
-                ledger=self._ledger,
-            )
+            curator = self._engine.curator(rng, seed=self._noise_rng, ledger=self._ledger)
             assert curator is not None
             self._curators[m] = curator
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
-        space = self._space
-        n_iter = int(self.n_iter)
+        n_iter, q = int(self.n_iter), self._batch_size()
+        n_rounds = math.ceil(n_iter / q)
+        self._warn_if_splits_change()
+        seed = _int_seed(self.random_state)
+        self._seed = draw_seed() if seed is None else seed
+        self._history = _History(self._space.dim)
+        self._last_failure: ValueError | None = None
+        search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
+        results = None
+        for r in range(n_rounds):
+            size = min(q, n_iter - r * q)
+            U = self._propose(r * q, size)
+            round_ctx = _begin(
+                search_ctx,
+                self,
+                task_name="round",
+                max_subtasks=size * self.n_splits_,
+                sequential_subtasks=False,
+            )
+            self._scoring_started = True
+            batch = self._evaluate(evaluate_candidates, U, round_ctx)
+            results = results if batch is None else batch
+            _end(round_ctx, self)
+            if self._verbose > 0:
+                self._print_round(r + 1, n_rounds, r * q + size, results)
+        if results is None:
+            # Nothing was evaluated: scikit-learn's error, with the fits' errors (withheld by
+            # fit with privacy).
+            assert self._last_failure is not None
+            raise self._last_failure
+        if self.epsilon is not None and self._history.n_finite:
+            posterior, self._recommended = self._recommend(results)
+            # reported within the score's range: a model's mean under heavy noise can leave it
+            lo, hi = self._optimized_range()
+            results[f"posterior_mean_test_{self._metric}"] = np.clip(posterior, lo, hi)
+        _end(search_ctx, self)
+
+    def _batch_size(self) -> int:
+        """``batch_size``, or enough candidates to keep the ``n_jobs`` workers busy."""
         if self.batch_size is not None:
             q = int(self.batch_size)
         else:
             q = max(1, math.ceil(effective_n_jobs(self.n_jobs) / self.n_splits_))
-        q = min(q, n_iter)
-        self.batch_size_ = q
-        n_rounds = math.ceil(n_iter / q)
+        self.batch_size_ = min(q, int(self.n_iter))
+        return self.batch_size_
+
+    def _warn_if_splits_change(self) -> None:
         if not _yields_constant_splits(self._checked_cv_orig):
             warnings.warn(
                 "cv yields different splits at each call, so each round of the search scores "
                 "its candidates on other folds. Pass an integer random_state to a shuffling "
                 "splitter.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        seed = _int_seed(self.random_state)
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1)[0])
-        history = _History(space.dim)
-        replay = Replay()
 
-        def synced():
-            rng = self._range_of(self._metric, True) if self._metric else None
-            if rng is not None:
-                scale = RewardScale.for_algorithm(self.algorithm_, self.epsilon, rng, maximize=True)
-            else:
-                scale = RewardScale.from_values(history.scores)
-            opt = replay.sync(
-                scale,
-                lambda: make_optimizer(
-                    self.algorithm_,
-                    space.dim,
-                    epsilon=self.epsilon,
-                    seed=seed,
-                    snap=space.snap,
-                    optimizer_kwargs=self.optimizer_kwargs,
-                    budget=self.n_iter,
-                    noise_seed=self._qff_noise_seed,
-                    layout=space.layout,
-                ),
-                list(range(len(history))),
-                history.U,
-                history.rewards(scale),
-                ~np.isfinite(history.values),  # a failure's penalty is exact
-            )
-            return opt, scale
-
-        search_ctx = None
-        if callback_ctx is not None:
-            search_ctx = callback_ctx.subcontext(
-                task_name="search", max_subtasks=n_rounds
-            ).call_on_fit_task_begin(estimator=self)
-        n_proposed = 0
-        results = None
-        last_failure: ValueError | None = None
-        for r in range(n_rounds):
-            size = min(q, n_iter - n_proposed)
-            opt, _ = synced()
-            U = []
-            if r == 0 and self._default_u is not None:
-                U.append(self._default_u)  # the untuned estimator, evaluated first
-            for j in range(len(U), size):
-                opt.reseed([seed, n_proposed + j])
-                pending = np.array(U) if U else None  # asked ones are pending already
-                U.append(
-                    opt.ask(
-                        pending=pending if r == 0 else None,
-                        uniform=len(history) + j < self.n_initial_points,
-                    )
-                )
-            n_proposed += size
-            round_ctx = None
-            if search_ctx is not None:
-                round_ctx = search_ctx.subcontext(
-                    task_name="round",
-                    max_subtasks=size * self.n_splits_,
-                    sequential_subtasks=False,
-                ).call_on_fit_task_begin(estimator=self)
-            self._scoring_started = True
-            try:
-                with warnings.catch_warnings():
-                    if self.epsilon is not None:
-                        # Warnings of the fits and scorers (scikit-learn's "Scoring failed",
-                        # a nested search's non-finite scores...) may quote scores: silenced,
-                        # in the workers too (joblib passes the filters on).
-                        warnings.simplefilter("ignore")
-                    results = evaluate_candidates(
-                        [space.from_unit(u) for u in U], callback_ctx=round_ctx
-                    )
-            except ValueError as exc:
-                if not self._all_fits_failed(exc, size):
-                    raise
-                # Every fit of the batch failed: scikit-learn keeps no row for it.
-                last_failure = exc
-                history.add_failed(U)
-                self._warn_all_fits_failed(size, exc)
-            else:
-                self._warn_nonfinite()
-                self._last_results = results
-                scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-                history.add(U, scores[len(scores) - size :], range(len(scores) - size, len(scores)))
-            if round_ctx is not None:
-                round_ctx.call_on_fit_task_end(estimator=self)
-            if self._verbose > 0:
-                shown = history.best
-                if self.epsilon is not None and results is not None and history.n_finite:
-                    posterior, pick = self._recommend(*synced(), history, results)
-                    shown = float(np.clip(posterior[pick], *self._range_of(self._metric, True)))
-                self._print_round(r + 1, n_rounds, n_proposed, shown)
-        if results is None:
-            # Nothing was evaluated: scikit-learn's error, with the fits' errors (withheld by
-            # fit with privacy).
-            assert last_failure is not None
-            raise last_failure
-        if self.epsilon is not None and history.n_finite:
-            posterior, self._recommended = self._recommend(*synced(), history, results)
-            # reported within the score's range: a model's mean under heavy noise can leave it
-            lo, hi = self._range_of(self._metric, True)
-            results[f"posterior_mean_test_{self._metric}"] = np.clip(posterior, lo, hi)
-        if search_ctx is not None:
-            search_ctx.call_on_fit_task_end(estimator=self)
-
-    def _recommend(self, opt, scale, history, results) -> tuple[np.ndarray, int]:
-        """Every candidate's posterior mean (score units; NaN for a failed one) and the pick:
-        the rule of :func:`privtune.acquisition.recommend_index` among the candidates with a
-        released score, ties to the best released score (post-processing of released
-        values). The untuned estimator, evaluated first (candidate 0), is the baseline: it is
-        kept unless a candidate beats it with posterior probability
-        :data:`~privtune.acquisition.BASELINE_LEVEL`."""
-        n_candidates = len(results["params"])
-        rows = history.rows_in_results(n_candidates)
-        mean, _ = opt.predict(history.U[rows])
-        posterior = np.full(n_candidates, np.nan)
-        posterior[history.candidate[rows]] = scale.to_score(mean)
-        released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-        posterior[~np.isfinite(released)] = np.nan  # a failed candidate is not a pick
-        baseline = prob = None
-        if self._default_u is not None and np.isfinite(posterior[0]):
-            baseline = 0
-            prob = np.zeros(n_candidates)
-            # P(reward above the default's): the reward grows with the score it maps
-            prob[history.candidate[rows]] = opt.probability_better(history.U[rows], self._default_u)
-        return posterior, recommend_index(
-            posterior, tiebreak=released, baseline=baseline, prob_better=prob
+    def _synced(self):
+        """The engine's optimizer told the history so far, and its reward scale."""
+        h = self._history
+        return self._engine.sync(
+            "fit",
+            self._space,
+            list(range(len(h))),
+            h.U,
+            h.values,
+            failed=~np.isfinite(h.values),  # a failure's penalty, told as an exact value
+            seed=self._seed,
+            noise_seed=self._qff_noise_seed,
         )
+
+    def _propose(self, n_proposed: int, size: int) -> list[np.ndarray]:
+        """The next ``size`` candidates; the untuned estimator is the first of the first
+        round."""
+        opt, _ = self._synced()
+        first = n_proposed == 0
+        U = [self._default_u] if first and self._default_u is not None else []
+        for j in range(len(U), size):
+            pending = np.array(U) if first and U else None  # asked ones are pending already
+            key = [self._seed, n_proposed + j]
+            U.append(self._engine.ask(opt, n_told=len(self._history) + j, key=key, pending=pending))
+        return U
+
+    def _evaluate(self, evaluate_candidates, U, round_ctx) -> dict | None:
+        """Cross-validate the candidates ``U`` and record them in the history; ``None`` when
+        every fit of the batch failed (scikit-learn keeps no row for it)."""
+        try:
+            with warnings.catch_warnings():
+                if self.epsilon is not None:
+                    # Warnings of the fits and scorers (scikit-learn's "Scoring failed", a
+                    # nested search's non-finite scores...) may quote scores: silenced, in the
+                    # workers too (joblib passes the filters on).
+                    warnings.simplefilter("ignore")
+                results = evaluate_candidates(
+                    [self._space.from_unit(u) for u in U], callback_ctx=round_ctx
+                )
+        except ValueError as exc:
+            if not self._all_fits_failed(exc, len(U)):
+                raise
+            self._last_failure = exc
+            self._history.add_failed(U)
+            self._warn_all_fits_failed(len(U), exc)
+            return None
+        self._warn_nonfinite()
+        self._last_results = results
+        scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+        n = len(scores)
+        self._history.add(U, scores[n - len(U) :], range(n - len(U), n))
+        return results
+
+    def _recommend(self, results) -> tuple[np.ndarray, int]:
+        """Every candidate's posterior mean (score units; NaN for a failed one) and the pick:
+        the engine's recommendation among the candidates with a released score. The untuned
+        estimator, evaluated first (the history's row 0), is the baseline: it is kept unless a
+        candidate beats it with posterior probability
+        :data:`~privtune.acquisition.BASELINE_LEVEL`."""
+        opt, scale = self._synced()
+        h = self._history
+        n_candidates = len(results["params"])
+        rows = h.rows_in_results(n_candidates)
+        released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+        eligible = np.zeros(len(h), dtype=bool)
+        eligible[rows] = np.isfinite(released[h.candidate[rows]])  # a failure is not a pick
+        posterior = np.full(n_candidates, np.nan)
+        posterior[h.candidate[eligible]] = self._engine.posterior_scores(opt, scale, h.U[eligible])
+        baseline = 0 if self._default_u is not None and eligible[0] else None
+        row = self._engine.recommend(opt, baseline=baseline, eligible=eligible)
+        return posterior, int(h.candidate[row])
 
     def _all_fits_failed(self, exc: ValueError, size: int) -> bool:
         """Whether ``exc`` is scikit-learn's error for a batch whose every fit failed."""
@@ -760,10 +743,14 @@ default="auto"
             stacklevel=4,
         )
 
-    def _print_round(self, r: int, n_rounds: int, n_done: int, value: float) -> None:
+    def _print_round(self, r: int, n_rounds: int, n_done: int, results: dict | None) -> None:
         """One line per round: without privacy the best mean test score so far; with privacy
         the posterior mean of the current pick (a model estimate from released scores, never
         the maximum of noisy values)."""
+        value = self._history.best
+        if self.epsilon is not None and results is not None and self._history.n_finite:
+            posterior, pick = self._recommend(results)
+            value = float(np.clip(posterior[pick], *self._optimized_range()))
         shown = f"{value:.4f}" if math.isfinite(value) else "none yet"
         if self.epsilon is None:
             what = f"best mean_test_{self._metric} so far: {shown}"
@@ -779,7 +766,7 @@ default="auto"
         if self.epsilon is None or callable(refit):
             return BaseSearchCV._select_best_index(refit, refit_metric, results)
         if self._recommended is None:
-            raise _clean(
+            raise clean(
                 ValueError(
                     f"Every one of the {len(results['params'])} candidates has a non-finite "
                     f"mean test score ({self._metric}): there is nothing to select. Check the "
@@ -830,14 +817,15 @@ default="auto"
             values = np.asarray(released, dtype=float)
             results[f"mean_test_{m}"] = values
             results[f"rank_test_{m}"] = _rank(values)
-            results[f"epsilon_test_{m}"] = np.where(np.isfinite(values), self.epsilon, 0.0)
+            spent = np.where(np.isfinite(values), float(self.epsilon or 0.0), 0.0)
+            results[f"epsilon_test_{m}"] = spent
             if m == self._metric:
                 n_nonfinite = int(np.sum(~np.isfinite(values)))
         self._n_nonfinite = (n_nonfinite, n_candidates)  # warned by _run_search
         return results
 
     def _privacy_report(self, delta: float = 1e-6) -> dict[str, Any]:
-        out = privacy_summary(self._ledger, delta)
+        out = self._engine.privacy_report(self._ledger, delta)
         out["metrics"] = list(self._reported)
         return out
 
@@ -893,7 +881,8 @@ class _History:
     """What the optimizer is told, in order: one row per proposal.
 
     A proposal with a finite score is told its reward; a failed one (a NaN mean, or every fit
-    failed) is told the lowest reward of the range, -1, to steer the optimizer away.
+    failed) is told the lowest reward of the range (the engine's penalty), to steer the
+    optimizer away.
     ``candidate`` maps rows to ``cv_results_`` rows (-1 for a batch that left no row).
     """
 
@@ -925,43 +914,20 @@ class _History:
     def best(self) -> float:
         return float(self.scores.max()) if self.n_finite else -math.inf
 
-    def rewards(self, scale: RewardScale) -> np.ndarray:
-        finite = np.isfinite(self.values)
-        return np.where(finite, scale(np.where(finite, self.values, 0.0)), -1.0)
-
     def rows_in_results(self, n_candidates: int) -> np.ndarray:
         return np.flatnonzero((self.candidate >= 0) & (self.candidate < n_candidates))
 
 
-def _clean(exc: BaseException) -> BaseException:
-    """Mark an exception of this module whose message holds no score (it may propagate)."""
-    exc._privtune_clean = True  # type: ignore[attr-defined]
-    return exc
+def _begin(ctx, estimator, **kwargs):
+    """A callback subcontext of ``ctx`` begun for ``estimator`` (``None`` without ``ctx``)."""
+    if ctx is None:
+        return None
+    return ctx.subcontext(**kwargs).call_on_fit_task_begin(estimator=estimator)
 
 
-def _is_clean(exc: BaseException) -> bool:
-    return getattr(exc, "_privtune_clean", False)
-
-
-def _bare(exc: BaseException) -> BaseException:
-    """``exc`` without traceback, context or cause (its message is privtune's own)."""
-    exc.__context__ = exc.__cause__ = None
-    return exc.with_traceback(None)
-
-
-def _withheld(exc: BaseException) -> BaseException:
-    """A copy of ``exc`` without its message, context or traceback."""
-    if isinstance(exc, KeyboardInterrupt):
-        return KeyboardInterrupt()
-    message = (
-        f"{type(exc).__name__} during a private search; its message and traceback are "
-        "withheld because scikit-learn's can hold raw scores. Rerun without epsilon, on data "
-        "you may inspect, to see it."
-    )
-    try:
-        return type(exc)(message)
-    except Exception:
-        return PrivacyError(message)
+def _end(ctx, estimator) -> None:
+    if ctx is not None:
+        ctx.call_on_fit_task_end(estimator=estimator)
 
 
 def _drop_fitted(search) -> None:

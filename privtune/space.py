@@ -422,7 +422,7 @@ class Categorical:
     (2, [[0.0, 1.0]])
     """
 
-    choices: tuple[Any, ...] = field(compare=False)
+    choices: Sequence[Any] = field(compare=False)
     _keys: tuple[tuple[Any, Any], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -724,6 +724,7 @@ class SearchSpace(Mapping[str, Dimension]):
             if isinstance(dimension, Categorical):
                 blocks.append(Block(columns.start, columns.stop, "categorical"))
             elif dimension._discrete and dimension._n_steps + 1 <= MAX_GRID:
+                assert dimension.step is not None  # a discrete parameter has a step
                 values = dimension.low + np.arange(dimension._n_steps + 1) * dimension.step
                 grid = dimension._forward(np.minimum(values, dimension.high).astype(float))
                 blocks.append(Block(columns.start, columns.stop, "discrete", tuple(grid)))

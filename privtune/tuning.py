@@ -1,18 +1,14 @@
-"""What the Optuna sampler and the search estimator share, once, below both.
+"""The tuning engine: what the Optuna sampler, the search estimator and the federated search
+share, once, below all three.
 
-- :data:`ALGORITHMS` and :func:`make_optimizer`: algorithm names to optimizers, with the
-  defaults used for hyperparameter tuning (a Matérn-5/2 kernel whose lengthscale grows with the
-  dimension and is refitted by ML-II, rewards in ``[-1, 1]``; quadrature Fourier features and
-  rewards in ``[0, 1]`` for the algorithms of Dubey 2021);
-- :func:`privacy_model` and :func:`make_curator`: which privacy model an algorithm runs under
-  with ``epsilon`` set, and the curator that releases each score in the data owner's process
-  (none for joint DP, whose trusted privatizer sees the raw scores);
-- :class:`RewardScale`: scores (either direction, any range) to the centred rewards the
-  optimizers assume;
-- :class:`Replay`: an optimizer rebuilt from an ordered history, reused while the history only
-  grows (the cache of a stateless sampler, never relied on);
-- :func:`privacy_summary`: the privacy report, as both adapters state it (the recommendation
-  is :meth:`privtune.optimizers.BaseOptimizer.recommend_row`, one rule for every caller).
+- :class:`TuningEngine`: one algorithm of :data:`privtune.registry.REGISTRY` with its
+  privacy parameter and declared range. It builds the optimizer with the algorithm's tuning
+  defaults (:func:`make_optimizer`), owns the reward scale (:class:`RewardScale`) and the
+  failure penalty derived from it, the replay cache (:class:`Replay`, one per stream of
+  history), the ask policy (uniform start-up, proposals reseeded per key), the curator of each
+  score, the recommendation (:func:`recommend`) and the privacy report.
+- :func:`recommend`: the one recommendation rule, for any model with ``recommend_row``
+  (the optimizers, the federated agents).
 
 Nothing here imports Optuna or scikit-learn.
 """
@@ -20,7 +16,6 @@ Nothing here imports Optuna or scikit-learn.
 from __future__ import annotations
 
 import inspect
-import math
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -29,97 +24,51 @@ from typing import Any
 import numpy as np
 
 from .cube import Block
-from .kernels import Matern
-from .optimizers import (
-    ATAGPUCB,
-    GOUCB,
-    GPUCB,
-    QFFGPUCB,
-    TGPUCB,
-    BaseOptimizer,
-    MoMAGPUCB,
-    RandomSearch,
-)
+from .optimizers import BaseOptimizer
 from .privacy.curator import GaussianCurator, LaplaceCurator, _check_value_range
 from .privacy.gaussian import check_alpha_beta, local_jdp_noise_std
-from .privacy.ledger import PrivacyLedger
+from .privacy.ledger import PrivacyLedger, _check_epsilon
+from .registry import (
+    AUTO,
+    QFF_DEFAULT_BETA,
+    REGISTRY,
+    BuildSetting,
+    PrivacyModel,
+    check_algorithm,
+    laplace_noise_var,
+    resolve_algorithm,
+)
+from .space import SearchSpace
 
 __all__ = [
     "ALGORITHMS",
     "AUTO",
     "Replay",
     "RewardScale",
+    "TuningEngine",
     "check_algorithm",
-    "joint_dp_summary",
+    "laplace_noise_var",
     "make_curator",
     "make_optimizer",
     "privacy_model",
     "privacy_summary",
+    "recommend",
     "resolve_algorithm",
     "warn_repeated_plays",
 ]
 
-#: Algorithm names accepted by the adapters.
-ALGORITHMS: dict[str, type[BaseOptimizer]] = {
-    "moma": MoMAGPUCB,
-    "ata": ATAGPUCB,
-    "tgp": TGPUCB,
-    "gp-ucb": GPUCB,
-    "random": RandomSearch,
-    "go-ucb": GOUCB,
-    "qff-jdp": QFFGPUCB,
-    "qff-ldp": QFFGPUCB,
-}
-
-#: The algorithms of Dubey (2021) and the privacy argument of :class:`QFFGPUCB` they run with.
-QFF_PRIVACY = {"qff-jdp": "jdp", "qff-ldp": "local-jdp"}
-
-#: Dubey's privacy failure probability ``beta`` when ``optimizer_kwargs`` gives none (Sec. 6).
-QFF_DEFAULT_BETA = 0.1
-
-#: The number of rewards the joint-DP tree holds when the caller does not know its budget.
-QFF_DEFAULT_HORIZON = 1024
-
-
-#: Quadrature nodes per dimension and lengthscale (on the unit cube) of the qff algorithms.
-QFF_M_BAR = 10
-QFF_LENGTHSCALE = 0.3
-
-#: The surrogate's noise variance for exact (non-private) scores, in reward units.
-NON_PRIVATE_LAM = 0.01
-
-
-#: What ``algorithm="auto"`` resolves to, for exact scores and for scores released with
-#: epsilon-LDP: the best measured in the tuning benchmark (docs/benchmarks.md, "The default
-#: algorithm").
-AUTO = {"exact": "gp-ucb", "ldp": "gp-ucb"}
-
-
-def check_algorithm(algorithm: str) -> str:
-    """Validate an algorithm name (one of :data:`ALGORITHMS`, or ``"auto"``)."""
-    if not isinstance(algorithm, str) or (algorithm not in ALGORITHMS and algorithm != "auto"):
-        raise ValueError(
-            f"algorithm must be 'auto' or one of {sorted(ALGORITHMS)}, got {algorithm!r}."
-        )
-    return algorithm
-
-
-def resolve_algorithm(algorithm: str, epsilon: float | None) -> str:
-    """The algorithm a name stands for: ``"auto"`` is :data:`AUTO`'s choice for exact scores
-    (``epsilon`` is None) or for LDP scores; any other name is itself."""
-    if check_algorithm(algorithm) == "auto":
-        return AUTO["exact" if epsilon is None else "ldp"]
-    return algorithm
+#: Algorithm names accepted by the adapters, to their optimizer classes (from the registry).
+ALGORITHMS: dict[str, type[BaseOptimizer]] = {name: s.optimizer for name, s in REGISTRY.items()}
 
 
 def warn_repeated_plays(algorithm: str, epsilon: float | None, *, stacklevel: int = 2) -> None:
     """Warn that ``"moma"`` without privacy evaluates each configuration ``k`` times for
     nothing: exact scores repeat exactly, and the median of identical means is the mean."""
-    if algorithm == "moma" and epsilon is None:
+    if REGISTRY[check_algorithm(algorithm)].repeated_plays and epsilon is None:
         warnings.warn(
-            "algorithm='moma' without epsilon plays each configuration k = 3 times; with exact "
-            "scores the repeats are identical evaluations that cost time and teach nothing. "
-            "Use algorithm='auto' (or 'gp-ucb') for exact scores.",
+            f"algorithm={algorithm!r} without epsilon plays each configuration k = 3 times; with "
+            "exact scores the repeats are identical evaluations that cost time and teach "
+            "nothing. Use algorithm='auto' (or 'gp-ucb') for exact scores.",
             UserWarning,
             stacklevel=stacklevel,
         )
@@ -132,7 +81,7 @@ def optimizer_parameters(cls: type[BaseOptimizer]) -> list[str]:
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
-        params = inspect.signature(klass.__init__).parameters.values()
+        params = inspect.signature(vars(klass)["__init__"]).parameters.values()
         names += [p.name for p in params if p.kind == p.KEYWORD_ONLY and p.name not in names]
         if not any(p.kind == p.VAR_KEYWORD for p in params):
             break
@@ -145,16 +94,17 @@ def check_optimizer_kwargs(algorithm: str, optimizer_kwargs: dict[str, Any] | No
         return
     if not isinstance(optimizer_kwargs, dict):
         raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs).__name__}.")
-    allowed = optimizer_parameters(ALGORITHMS[check_algorithm(algorithm)])
+    cls = REGISTRY[check_algorithm(algorithm)].optimizer
+    allowed = optimizer_parameters(cls)
     unknown = sorted(str(k) for k in optimizer_kwargs if k not in allowed)
     if unknown:
         raise ValueError(
             f"optimizer_kwargs has {unknown}, which algorithm={algorithm!r} "
-            f"({ALGORITHMS[algorithm].__name__}) does not take. Allowed keys: {allowed}."
+            f"({cls.__name__}) does not take. Allowed keys: {allowed}."
         )
 
 
-def privacy_model(algorithm: str, epsilon: float | None) -> str | None:
+def privacy_model(algorithm: str, epsilon: float | None) -> PrivacyModel | None:
     """The privacy model (docs/privacy.md) ``algorithm`` runs under with ``epsilon``.
 
     Parameters
@@ -166,22 +116,14 @@ def privacy_model(algorithm: str, epsilon: float | None) -> str | None:
 
     Returns
     -------
-    {None, "ldp", "jdp", "local-jdp"}
+    PrivacyModel or None
         ``None`` without ``epsilon``; ``"jdp"`` ((alpha, beta)-joint DP, ``"qff-jdp"``: a
         trusted privatizer holds the raw scores and only the statistics it releases reach
         the learner); ``"local-jdp"`` ((alpha, beta)-local joint DP, ``"qff-ldp"``: each
         score is released with Gaussian noise where it is computed); ``"ldp"`` (epsilon-LDP
         on scores through the Laplace curator: every other algorithm).
     """
-    check_algorithm(algorithm)
-    if algorithm in QFF_PRIVACY:
-        if epsilon is None:
-            raise ValueError(
-                f"algorithm={algorithm!r} is private by construction: set epsilon (the alpha "
-                "of Dubey's (alpha, beta)-joint DP) and value_range (the score's range)."
-            )
-        return QFF_PRIVACY[algorithm]
-    return None if epsilon is None else "ldp"
+    return REGISTRY[check_algorithm(algorithm)].privacy_model(epsilon)
 
 
 def make_curator(
@@ -199,7 +141,7 @@ def make_curator(
       ``(hi - lo) / epsilon``;
     - ``"local-jdp"``: :class:`~privtune.privacy.GaussianCurator` with Lemma 5's
       ``sigma_u`` for rewards in ``[0, 1]`` (``reward_bound = 1``), ``alpha = epsilon`` and
-      ``beta`` from ``optimizer_kwargs`` (default :data:`QFF_DEFAULT_BETA`): the client's part
+      ``privacy_beta`` from ``optimizer_kwargs`` (default ``QFF_DEFAULT_BETA``): the client's part
       of Alg. 3, the optimizer adds the rest (``client_noise=True``);
     - ``"jdp"`` and no privacy: ``None`` (raw scores go to the privatizer, or nowhere private).
 
@@ -210,7 +152,7 @@ def make_curator(
     value_range : tuple of float or None
         Required with privacy.
     optimizer_kwargs : dict, optional
-        Read for ``beta`` (the qff algorithms).
+        Read for ``privacy_beta`` (the qff algorithms; ``beta``, its deprecated name).
     seed : int, numpy.random.Generator or None
         The curator's noise seed.
     ledger : PrivacyLedger, optional
@@ -220,29 +162,28 @@ def make_curator(
     -------
     LaplaceCurator, GaussianCurator or None
     """
-    model = privacy_model(algorithm, epsilon)
-    if model in (None, "jdp"):
+    spec = REGISTRY[check_algorithm(algorithm)]
+    model = spec.privacy_model(epsilon)
+    if model is None or spec.curator is None:
         return None
     if value_range is None:
         raise ValueError(f"value_range is required with epsilon for algorithm={algorithm!r}.")
     assert epsilon is not None
-    if model == "ldp":
+    if spec.curator == "laplace":
         return LaplaceCurator(epsilon, value_range, seed=seed, ledger=ledger)
-    alpha, beta = check_alpha_beta(epsilon, (optimizer_kwargs or {}).get("beta", QFF_DEFAULT_BETA))
+    alpha, beta = check_alpha_beta(
+        epsilon, _qff_beta(optimizer_kwargs), beta_name="optimizer_kwargs['privacy_beta']"
+    )
     _, sigma_u = local_jdp_noise_std(alpha, beta, 1, reward_bound=1.0)
     return GaussianCurator(
         sigma_u, value_range, epsilon=alpha, delta=beta, seed=seed, ledger=ledger
     )
 
 
-def default_lengthscale(dim: int) -> float:
-    """Initial lengthscale on ``[0, 1]^dim``: ``0.2 sqrt(dim)``, within ``[0.2, 1.0]``.
-
-    A fixed ``0.2`` (the papers' one-dimensional choice) makes every pair of points nearly
-    uncorrelated in ten dimensions; the typical distance between uniform points grows as
-    ``sqrt(dim / 6)``. ML-II refits it from the data as trials accumulate.
-    """
-    return float(min(max(0.2 * math.sqrt(dim), 0.2), 1.0))
+def _qff_beta(optimizer_kwargs: dict[str, Any] | None) -> float:
+    """Dubey's privacy ``beta`` of the qff algorithms, from ``optimizer_kwargs``."""
+    kwargs = optimizer_kwargs or {}
+    return float(kwargs.get("privacy_beta", kwargs.get("beta", QFF_DEFAULT_BETA)))
 
 
 def make_optimizer(
@@ -257,21 +198,21 @@ def make_optimizer(
     noise_seed: int | None = None,
     layout: tuple[Block, ...] | None = None,
 ) -> BaseOptimizer:
-    """The optimizer of ``algorithm`` with the tuning defaults.
+    """The optimizer of ``algorithm`` with the tuning defaults of its registry entry.
 
     ``"go-ucb"`` (:class:`~privtune.optimizers.GOUCB`) has no kernel: it gets ``epsilon``,
     ``seed``, ``snap`` and, when the number of evaluations is known, ``horizon = budget``;
     its other defaults are its own (the GO-UCB section of the optimizers guide).
 
     ``"qff-jdp"`` and ``"qff-ldp"`` (:class:`~privtune.optimizers.QFFGPUCB`, Dubey 2021) need
-    ``epsilon`` (their ``alpha``); ``beta`` defaults to 0.1 (Sec. 6). Rewards are expected in
-    ``[0, 1]`` (``RewardScale.from_range(..., unit=True)``), where the paper's sensitivities
-    with ``reward_bound = 1`` bound the change of any reward. Quadrature features with
-    ``m_bar = 10`` nodes at lengthscale 0.3 (a measured kernel error of 3e-3 per coordinate),
-    the full product kernel up to two dimensions (200 features) and the additive kernel above
-    (``20 dim`` features, Sec. 6's choice for high dimensions), ``lam = 1``, the calibrated
-    ``beta_scale``, and ``horizon = budget`` (default 1024): the joint-DP tree refuses more
-    rewards than that. ``noise_seed`` is the privacy noise's seed, which a caller that
+    ``epsilon`` (their ``alpha``); ``privacy_beta`` defaults to 0.1 (Sec. 6). Rewards are
+    expected in ``[0, 1]`` (``RewardScale.from_range(..., unit=True)``), where the paper's
+    sensitivities with ``reward_bound = 1`` bound the change of any reward. Quadrature
+    features with ``m_bar = 10`` nodes at lengthscale 0.3 (a measured kernel error of 3e-3 per
+    coordinate), the full product kernel up to two dimensions (200 features) and the additive
+    kernel above (``20 dim`` features, Sec. 6's choice for high dimensions), ``lam = 1``, the
+    calibrated ``beta_scale``, and ``horizon = budget`` (default 1024): the joint-DP tree
+    refuses more rewards than that. ``noise_seed`` is the privacy noise's seed, which a caller that
     rebuilds the optimizer must keep (see :class:`~privtune.optimizers.QFFGPUCB`).
 
     The GP algorithms (``"gp-ucb"``, ``"tgp"``, ``"random"``, ``"ata"``, ``"moma"``) get the
@@ -287,9 +228,9 @@ def make_optimizer(
     and searches integer and categorical parameters by enumeration (``raw_sampling="sobol"``,
     ``layout``). ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning
     defaults instead: the papers' fixed model with a Matérn-5/2 kernel of
-    :func:`default_lengthscale`, its single lengthscale refitted by ML-II at powers of two,
-    and ``lam = 0.01`` without privacy or ``1 + 8 / epsilon^2`` with it (what they cost is
-    on the benchmarks page, "The surrogate").
+    :func:`~privtune.registry.default_lengthscale`, its single lengthscale refitted by ML-II
+    at powers of two, and ``lam = 0.01`` without privacy or ``1 + 8 / epsilon^2`` with it
+    (what they cost is on the benchmarks page, "The surrogate").
 
     Parameters
     ----------
@@ -318,62 +259,18 @@ def make_optimizer(
     -------
     BaseOptimizer
     """
-    cls = ALGORITHMS[check_algorithm(algorithm)]
+    spec = REGISTRY[check_algorithm(algorithm)]
     check_optimizer_kwargs(algorithm, optimizer_kwargs)
-    if cls is QFFGPUCB:
-        model = privacy_model(algorithm, epsilon)
-        qff: dict[str, Any] = {
-            "privacy": model,
-            "alpha": epsilon,
-            "beta": QFF_DEFAULT_BETA,
-            "additive": dim > 2,
-            "m": QFF_M_BAR,
-            "lengthscale": QFF_LENGTHSCALE,
-            "reward_bound": 1.0,
-            "client_noise": model == "local-jdp",
-            "horizon": QFF_DEFAULT_HORIZON if budget is None else int(budget),
-            "seed": seed,
-            "noise_seed": noise_seed,
-            "snap": snap,
-        }
-        qff.update(optimizer_kwargs or {})
-        return QFFGPUCB(dim, **qff)
-    if cls is GOUCB:
-        go_kwargs: dict[str, Any] = {"epsilon": epsilon, "seed": seed, "snap": snap}
-        if budget is not None:
-            go_kwargs["horizon"] = int(budget)
-        go_kwargs.update(optimizer_kwargs or {})
-        return GOUCB(dim, **go_kwargs)
-    kwargs: dict[str, Any] = {
-        "B": 0.5,
-        "R": 0.5,
-        "epsilon": epsilon,
-        "seed": seed,
-        "snap": snap,
-        "layout": layout,
-        "raw_sampling": "sobol",
-    }
     overrides = dict(optimizer_kwargs or {})
-    if overrides.get("surrogate", "fitted") == "fitted":
-        kwargs.update(
-            surrogate="fitted",
-            noise_var=0.0 if epsilon is None else laplace_noise_var(epsilon),
-        )
-    else:
-        kwargs.update(
-            kernel=Matern(default_lengthscale(dim), nu=2.5),
-            fit_lengthscale=True,
-            lam=NON_PRIVATE_LAM if epsilon is None else 1.0 + 8.0 / float(epsilon) ** 2,
-        )
+    setting = BuildSetting(int(dim), epsilon, spec.privacy_model(epsilon), budget)
+    kwargs = spec.defaults(setting, overrides)
+    kwargs.update(seed=seed, snap=snap)
+    if spec.takes_layout:
+        kwargs["layout"] = layout
+    if spec.private_model != PrivacyModel.LDP:  # the qff algorithms' own privacy noise
+        kwargs["noise_seed"] = noise_seed
     kwargs.update(overrides)
-    return cls(dim, **kwargs)
-
-
-def laplace_noise_var(epsilon: float) -> float:
-    """The variance ``2 (2 / epsilon)^2 = 8 / epsilon^2`` of the curator's Laplace noise in
-    reward units: a score range ``hi - lo`` maps to 2, so the scale ``(hi - lo) / epsilon``
-    becomes ``2 / epsilon``."""
-    return 8.0 / float(epsilon) ** 2
+    return spec.optimizer(dim, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -412,10 +309,14 @@ class RewardScale:
     @classmethod
     def for_algorithm(cls, algorithm: str, epsilon, value_range, *, maximize: bool) -> RewardScale:
         """The fixed scale of ``value_range`` for ``algorithm``: rewards in ``[0, 1]`` for the
-        qff algorithms, clipped there for joint DP (its privatizer sees raw scores)."""
-        model = privacy_model(algorithm, epsilon)
+        algorithms whose registry entry says so (the qff ones), clipped there for joint DP (its
+        privatizer sees raw scores)."""
+        spec = REGISTRY[check_algorithm(algorithm)]
         return cls.from_range(
-            value_range, maximize=maximize, unit=algorithm in QFF_PRIVACY, clip=model == "jdp"
+            value_range,
+            maximize=maximize,
+            unit=spec.reward_unit == "unit",
+            clip=spec.privacy_model(epsilon) == PrivacyModel.JDP,
         )
 
     @classmethod
@@ -425,6 +326,11 @@ class RewardScale:
         v = v[np.isfinite(v)]
         lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
         return cls(lo, hi, 1.0 if maximize else -1.0)
+
+    @property
+    def lowest(self) -> float:
+        """The lowest reward of the range (0 with ``unit``, else -1): a failure's penalty."""
+        return 0.0 if self.unit else -1.0
 
     def to_score(self, rewards) -> np.ndarray:
         """Scores of ``rewards``, the inverse map (``lo`` for every reward when ``lo == hi``)."""
@@ -523,9 +429,17 @@ class Replay:
         self._keys = keys
         return opt
 
+    @property
+    def optimizer(self) -> BaseOptimizer | None:
+        """The cached optimizer (``None`` before the first :meth:`sync`)."""
+        return self._optimizer
+
     def clear(self) -> None:
-        """Forget the cached optimizer."""
-        self.__init__()
+        """Forget the cached optimizer (the count of rebuilds restarts too)."""
+        self._context = None
+        self._keys = []
+        self._optimizer = None
+        self.n_rebuilds = 0
 
 
 def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any]:
@@ -540,44 +454,262 @@ def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any
     Returns
     -------
     dict
-        ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic`` (pure epsilon-DP),
-        and with at least one report ``delta``, ``composed_epsilon_advanced`` and
-        ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
+        :meth:`PrivacyLedger.summary <privtune.privacy.PrivacyLedger.summary>` and, with at
+        least one report of a mechanism dp-accounting composes, ``composed_epsilon_pld``
+        ((epsilon, delta)-DP, the tightest bound). Joint-DP scores have no per-report
+        composition: their summary states the per-score guarantee.
     """
     out = ledger.summary(delta)
-    if ledger.n_reports:
+    if ledger.n_reports and "privacy_model" not in out:
         out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
     return out
 
 
-def joint_dp_summary(alpha: float, beta: float, n_reports: int) -> dict[str, Any]:
-    """The privacy report of ``"qff-jdp"`` after ``n_reports`` scores.
+def recommend(model, *, baseline: int | None = None, eligible=None) -> int:
+    """The one recommendation rule: the row of the pick among ``model``'s told points.
 
-    Joint DP (Dubey 2021, Lemma 2 and Theorem 3) protects each score: whatever one score is,
-    everything released (the statistics, so the proposals and the recommendation) changes in
-    distribution by at most ``(alpha, beta)``, over the whole run of up to ``horizon`` scores;
-    there is no per-score composition. In tuning every score is computed from the same data
-    set, so a change of the data that moves all ``k`` scores is covered only through group
-    privacy: ``k alpha``, with a delta that grows as ``k e^{(k - 1) alpha} beta``. The
-    summary states the per-score guarantee and ``composed_epsilon_basic = k alpha``.
+    The best posterior mean among the eligible told points (ties: the best told reward), with
+    ``baseline`` kept unless another point beats it with posterior probability
+    :data:`~privtune.acquisition.BASELINE_LEVEL`
+    (:func:`privtune.acquisition.recommend_index`); of a configuration told several times, its
+    first row.
 
     Parameters
     ----------
-    alpha, beta : float
-        The joint-DP parameters.
-    n_reports : int
-        The number of scores the privatizer has taken.
+    model : BaseOptimizer or privtune.federated.FTSAgent
+        Anything with ``recommend_row(baseline, eligible)``.
+    baseline : int, optional
+        Row of a told point to keep unless beaten.
+    eligible : array_like of bool, optional
+        Rows that may be picked (default: all).
 
     Returns
     -------
-    dict
-        ``privacy_model`` (``"jdp"``), ``n_reports``, ``epsilon_per_report``,
-        ``delta_per_report`` and ``composed_epsilon_basic``.
+    int
     """
-    return {
-        "privacy_model": "jdp",
-        "n_reports": int(n_reports),
-        "epsilon_per_report": float(alpha),
-        "delta_per_report": float(beta),
-        "composed_epsilon_basic": float(alpha) * int(n_reports),
-    }
+    return int(model.recommend_row(baseline, eligible=eligible))
+
+
+class TuningEngine:
+    """One algorithm, run for an adapter: everything between released scores and proposals.
+
+    The adapters (the Optuna sampler, the search estimator) hold one engine each; they read
+    their framework's history, and the engine does the rest, the same way for both:
+
+    - the **reward scale** (:meth:`scale`): the declared ``value_range`` fixed for the run
+      (rewards in the unit of the algorithm's registry entry), or the observed range without
+      one;
+    - the **failure penalty**: a failed evaluation is told the lowest reward of the scale
+      (:attr:`RewardScale.lowest`), as an exact value;
+    - the **replay cache** (:meth:`sync`): one :class:`Replay` per stream of history (a study,
+      a fit), rebuilt only when the history stops growing as a prefix;
+    - the **ask policy** (:meth:`ask`): uniform proposals until ``n_startup`` rewards were told,
+      then the acquisition; every proposal reseeded from its own key, so a rebuilt and a cached
+      model propose the same point;
+    - the **recommendation** (:meth:`recommend`) and the **privacy report**
+      (:meth:`privacy_report`);
+    - the **curator** of each score (:meth:`curator`).
+
+    Parameters
+    ----------
+    algorithm : str
+        A name of :data:`privtune.registry.REGISTRY` or ``"auto"`` (resolved with
+        ``epsilon``; :attr:`algorithm` holds the result).
+    epsilon : float, optional
+        The privacy parameter (``alpha`` for the qff algorithms); ``None`` without privacy.
+    value_range : tuple of float, optional
+        The range of a score; fixes the reward scale. Required by :meth:`curator` with privacy.
+    optimizer_kwargs : dict, optional
+        Overrides of the tuning defaults (checked against the optimizer's constructor).
+    n_startup : int, default=10
+        Rewards told before the acquisition is used.
+    budget : int, optional
+        The number of evaluations, when known (the ``horizon`` of GO-UCB and the qff
+        algorithms).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtune.space import SearchSpace
+    >>> from privtune.tuning import TuningEngine
+    >>> engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=2)
+    >>> space = SearchSpace({"x": (0.0, 1.0)})
+    >>> X, scores = np.array([[0.2], [0.7]]), np.array([0.5, 0.8])
+    >>> opt, scale = engine.sync("run", space, [0, 1], X, scores, seed=0)
+    >>> x = engine.ask(opt, n_told=2, key=[0, 2])
+    >>> engine.recommend(opt)
+    1
+    """
+
+    def __init__(
+        self,
+        algorithm: str,
+        *,
+        epsilon: float | None = None,
+        value_range: tuple[float, float] | None = None,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        n_startup: int = 10,
+        budget: int | None = None,
+    ) -> None:
+        self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        self.algorithm = resolve_algorithm(algorithm, self.epsilon)
+        self.spec = REGISTRY[self.algorithm]
+        self.privacy = self.spec.privacy_model(self.epsilon)
+        self.value_range = None if value_range is None else _check_value_range(value_range)
+        check_optimizer_kwargs(self.algorithm, optimizer_kwargs)
+        self.optimizer_kwargs = dict(optimizer_kwargs or {})
+        self.n_startup = int(n_startup)
+        self.budget = None if budget is None else int(budget)
+        self._replays: dict[Hashable, Replay] = {}
+
+    # -- scores to rewards ------------------------------------------------------------------
+    def scale(self, values=(), *, maximize: bool = True, value_range=None) -> RewardScale:
+        """The reward scale: of ``value_range`` (default: the engine's), fixed for the run, or
+        of the finite observed ``values`` when there is no declared range."""
+        declared = self.value_range if value_range is None else value_range
+        if declared is not None:
+            return RewardScale.for_algorithm(
+                self.algorithm, self.epsilon, declared, maximize=maximize
+            )
+        return RewardScale.from_values(values, maximize=maximize)
+
+    def rewards(self, scale: RewardScale, values, failed=None) -> np.ndarray:
+        """``scale(values)``, with :attr:`RewardScale.lowest` for the ``failed`` rows."""
+        values = np.asarray(values, dtype=float)
+        if failed is None:
+            return scale(values)
+        failed = np.asarray(failed, dtype=bool)
+        return np.where(failed, scale.lowest, scale(np.where(failed, 0.0, values)))
+
+    # -- the optimizer ------------------------------------------------------------------------
+    def build(
+        self, space: SearchSpace, *, seed=None, noise_seed: int | None = None
+    ) -> BaseOptimizer:
+        """A fresh optimizer for ``space`` with the algorithm's tuning defaults."""
+        return make_optimizer(
+            self.algorithm,
+            space.dim,
+            epsilon=self.epsilon,
+            seed=seed,
+            snap=space.snap,
+            optimizer_kwargs=self.optimizer_kwargs,
+            budget=self.budget,
+            noise_seed=noise_seed,
+            layout=space.layout,
+        )
+
+    def sync(
+        self,
+        stream: Hashable,
+        space: SearchSpace,
+        keys: Sequence[Hashable],
+        X: np.ndarray,
+        values: np.ndarray,
+        *,
+        failed: np.ndarray | None = None,
+        maximize: bool = True,
+        seed=None,
+        noise_seed: int | None = None,
+        context: Hashable = (),
+    ) -> tuple[BaseOptimizer, RewardScale]:
+        """The optimizer of ``stream`` told exactly this history, and the scale it was told in.
+
+        Parameters
+        ----------
+        stream : hashable
+            Which history this is (a study, a fit): each has its own cached optimizer.
+        space : SearchSpace
+            The search space the points ``X`` encode.
+        keys : sequence of hashable
+            One identifier per history row, in order (e.g. trial numbers).
+        X : ndarray of shape (n, dim)
+        values : ndarray of shape (n,)
+            The released scores (NaN where ``failed``).
+        failed : ndarray of bool of shape (n,), optional
+            Failed evaluations: told :attr:`RewardScale.lowest`, as exact values.
+        maximize : bool, default=True
+        seed : int or sequence of int, optional
+            The optimizer's seed (part of the cache's context).
+        noise_seed : int, optional
+            The qff algorithms' privacy-noise seed (part of the cache's context).
+        context : hashable, default=()
+            Anything else the model depends on (e.g. the search space's distributions).
+
+        Returns
+        -------
+        optimizer : BaseOptimizer
+        scale : RewardScale
+        """
+        values = np.asarray(values, dtype=float)
+        ok = values if failed is None else values[~np.asarray(failed, dtype=bool)]
+        scale = self.scale(ok, maximize=maximize)
+        replay = self._replays.setdefault(stream, Replay())
+        opt = replay.sync(
+            (context, scale, _hashable(seed), noise_seed),
+            lambda: self.build(space, seed=seed, noise_seed=noise_seed),
+            keys,
+            X,
+            self.rewards(scale, values, failed),
+            failed,
+        )
+        return opt, scale
+
+    def replay(self, stream: Hashable) -> Replay:
+        """The replay cache of ``stream`` (created empty when there is none yet)."""
+        return self._replays.setdefault(stream, Replay())
+
+    def ask(self, opt: BaseOptimizer, *, n_told: int, key, pending=None) -> np.ndarray:
+        """The next proposal: uniform while fewer than ``n_startup`` rewards were told, from
+        the acquisition after; the proposal's randomness is seeded by ``key``."""
+        opt.reseed(key)
+        return opt.ask(pending=pending, uniform=n_told < self.n_startup)
+
+    # -- results -------------------------------------------------------------------------------
+    def recommend(self, opt: BaseOptimizer, *, baseline=None, eligible=None) -> int:
+        """The row of the pick among ``opt``'s told points (:func:`recommend`)."""
+        return recommend(opt, baseline=baseline, eligible=eligible)
+
+    @staticmethod
+    def posterior_scores(opt: BaseOptimizer, scale: RewardScale, X) -> np.ndarray:
+        """The posterior mean at ``X``, in score units."""
+        mean, _ = opt.predict(X)
+        return scale.to_score(mean)
+
+    def curator(
+        self,
+        value_range=None,
+        *,
+        seed: int | np.random.Generator | None = None,
+        ledger: PrivacyLedger | None = None,
+    ) -> LaplaceCurator | GaussianCurator | None:
+        """The curator of each score (``None`` without privacy and under joint DP, whose
+        trusted privatizer takes raw scores): :func:`make_curator`."""
+        declared = self.value_range if value_range is None else value_range
+        return make_curator(
+            self.algorithm,
+            self.epsilon,
+            declared,
+            optimizer_kwargs=self.optimizer_kwargs,
+            seed=seed,
+            ledger=ledger,
+        )
+
+    def joint_dp_ledger(self, n_reports: int, owner: str = "default") -> PrivacyLedger:
+        """The ledger of ``n_reports`` scores taken by the joint-DP privatizer."""
+        ledger = PrivacyLedger()
+        if n_reports:
+            alpha, beta = check_alpha_beta(self.epsilon, _qff_beta(self.optimizer_kwargs))
+            ledger.record_joint_dp(alpha, beta, owner=owner, count=n_reports)
+        return ledger
+
+    @staticmethod
+    def privacy_report(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any]:
+        """The privacy report of ``ledger`` (:func:`privacy_summary`)."""
+        return privacy_summary(ledger, delta)
+
+
+def _hashable(seed) -> Hashable:
+    """A seed as a cache key (a sequence of ints becomes a tuple)."""
+    if isinstance(seed, (list, np.ndarray)):
+        return tuple(int(s) for s in seed)
+    return seed

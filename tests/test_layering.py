@@ -89,3 +89,10 @@ def test_import_privtune_leaves_the_adapters_libraries_unloaded():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split("\n")
     assert out[0] == "[]" and out[1] == "True"
+
+
+@pytest.mark.parametrize("name", ["privtune.tuning", "privtune.registry"])
+def test_the_engine_imports_neither_optuna_nor_scikit_learn(name):
+    found = imports(MODULES[name])
+    assert not [m for m in found if m.split(".")[0] in ("optuna", "sklearn")]
+    assert not found & ADAPTERS

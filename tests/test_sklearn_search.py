@@ -159,7 +159,7 @@ def _raw_strings(values) -> list[str]:
 @pytest.mark.parametrize("algorithm", ["gp-ucb", "go-ucb", "qff-ldp"])
 def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorithm):
     told: list[float] = []
-    make = privtune.sklearn.make_optimizer
+    make = privtune.tuning.make_optimizer
 
     def recording_make_optimizer(*args, **kwargs):
         opt = make(*args, **kwargs)
@@ -172,7 +172,7 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorit
         opt.tell = recording_tell
         return opt
 
-    monkeypatch.setattr(privtune.sklearn, "make_optimizer", recording_make_optimizer)
+    monkeypatch.setattr(privtune.tuning, "make_optimizer", recording_make_optimizer)
     scorer = RawScorer()
     s = search(
         algorithm=algorithm,
@@ -217,13 +217,13 @@ def test_no_raw_score_in_results_verbose_output_or_warnings(monkeypatch, algorit
 
 def test_go_ucb_plans_for_n_iter_candidates(monkeypatch):
     built = []
-    make = privtune.sklearn.make_optimizer
+    make = privtune.tuning.make_optimizer
 
     def recording_make_optimizer(*args, **kwargs):
         built.append(make(*args, **kwargs))
         return built[-1]
 
-    monkeypatch.setattr(privtune.sklearn, "make_optimizer", recording_make_optimizer)
+    monkeypatch.setattr(privtune.tuning, "make_optimizer", recording_make_optimizer)
     s = search(algorithm="go-ucb", n_iter=9, n_initial_points=2).fit(X, Y)
     opt = built[-1]
     assert (opt.horizon, opt.n_explore) == (9, 3)  # T = n_iter, n = ceil(sqrt(T))

@@ -36,7 +36,7 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from .._checks import check_float, check_int
-from ..acquisition import argmax_random_tie, maximize
+from ..acquisition import argmax_random_tie, maximize, recommend_index
 from ..features import RandomFourierFeatures
 from .regions import SubRegions
 
@@ -210,6 +210,18 @@ class FTSAgent:
         return self.features(X) @ nu
 
     # -- choosing a query -------------------------------------------------------------------
+    def recommend_row(self, baseline: int | None = None, *, eligible=None) -> int:
+        """Row of the evaluated point with the best posterior mean (ties: the best reward).
+
+        The rule of :func:`privtune.acquisition.recommend_index`; an agent evaluates no
+        default configuration, so there is no baseline.
+        """
+        if baseline is not None:
+            raise ValueError("an FTSAgent recommends without a baseline; got one.")
+        if self.X.shape[0] == 0:
+            raise RuntimeError("recommend_row() needs at least one evaluated point.")
+        return recommend_index(self.posterior_mean(self.X), tiebreak=self.y, eligible=eligible)
+
     def _argmax(self, vectors: np.ndarray) -> np.ndarray:
         """``argmax_x phi(x)^T vectors[i[x]]``; ``vectors`` has one row per sub-region."""
         if self.candidates is not None:
@@ -271,6 +283,7 @@ class FTSAgent:
                     )
                 used = bool(self._rng.random() < self.server_prob(t))  # lines 4-5
             if used:
+                assert broadcast is not None
                 x = self._argmax(broadcast)  # line 8
             else:
                 nu, L = self._posterior(self._A, self._b)

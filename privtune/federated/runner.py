@@ -35,6 +35,7 @@ import numpy as np
 
 from .._checks import check_int
 from ..privacy.accounting import default_delta
+from ..privacy.withhold import describe
 from .agent import FTSAgent
 from .server import DPFTSServer, RoundStats
 
@@ -74,7 +75,7 @@ def _step(agent: FTSAgent, t: int, broadcast, send: bool):
     try:
         message = agent.step(t, broadcast, send=send)
     except Exception as exc:  # an agent's failure must not stop the federation
-        return agent, None, type(exc).__name__
+        return agent, None, describe(exc)
     return agent, message, None
 
 
@@ -205,6 +206,7 @@ class FederatedRunner:
             )
             stats = None
             if send:
+                assert self.server is not None  # _sends is False without a server
                 self._broadcast, stats = self.server.aggregate(messages, t)
             else:
                 self._broadcast = None

@@ -29,12 +29,13 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 
 from .._checks import check_float, check_int
-from ..acquisition import recommend_index
 from ..features import RandomFourierFeatures
 from ..privacy.accounting import default_delta
 from ..privacy.curator import _check_value_range
+from ..privacy.withhold import describe
 from ..scores import known_score_range
 from ..space import Real, SearchSpace
+from ..tuning import recommend
 from .agent import FTSAgent, server_probability
 from .regions import SubRegions
 from .runner import FederatedRunner
@@ -67,7 +68,7 @@ class _PartyObjective:
         except Exception as exc:
             warnings.warn(
                 f"party {self.party}: the fit or score with {params} failed "
-                f"({type(exc).__name__}); it counts as the lowest score {self.lo}.",
+                f"({describe(exc)}); it counts as the lowest score {self.lo}.",
                 FitFailedWarning,
                 stacklevel=2,
             )
@@ -345,7 +346,7 @@ class FederatedSearch(BaseEstimator):
                 )
             )
         # built (and so checked) even for standard TS, which then leaves it out
-        server = DPFTSServer(
+        server: DPFTSServer | None = DPFTSServer(
             assignment,
             m,
             n_regions=P,
@@ -410,7 +411,7 @@ class FederatedSearch(BaseEstimator):
             scores = lo + (hi - lo) * agent.y
             self.scores_[n, : scores.size] = scores
             self.best_params_.append(space.from_unit(agent.X[int(np.argmax(agent.y))]))
-            best = recommend_index(agent.posterior_mean(agent.X), tiebreak=agent.y)
+            best = recommend(agent)
             self.recommended_params_.append(space.from_unit(agent.X[best]))
         self.best_scores_ = np.nanmax(self.scores_, axis=1)
         private = runner.server is not None and runner.server.private

@@ -252,7 +252,7 @@ class DPFTSServer:
         omega = np.zeros((self.n_regions, self.n_features))
         n_clipped = n_missing = 0
         bound = None if self.S is None else self.S / math.sqrt(self.n_regions)
-        for n in selected:
+        for n in selected.tolist():
             v = vectors[n]
             if v is None:
                 n_missing += 1
@@ -266,6 +266,7 @@ class DPFTSServer:
             omega += np.outer(phi[:, n] / self.q, v)  # line 10
         noise_std = 0.0
         if self.private:
+            assert self.z is not None and self.S is not None  # what private means
             noise_std = self.z * phi_max * self.S / self.q
             omega += self._rng.normal(0.0, noise_std, size=omega.shape)  # line 11
         self.n_releases += 1
@@ -276,6 +277,7 @@ class DPFTSServer:
         """The privacy loss of the broadcasts so far at ``delta`` (``inf`` without privacy)."""
         if not self.private:
             return math.inf
+        assert self.z is not None
         return subsampled_gaussian_epsilon(self.q, self.z, self.n_releases, delta, accountant)
 
     def __repr__(self) -> str:

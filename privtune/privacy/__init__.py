@@ -6,7 +6,11 @@
   the played point is public: clip to ``value_range``, add Gaussian noise.
 - :class:`PrivacyLedger` — a record of every release as a dp-accounting ``DpEvent``, answering
   the per-report epsilon and the composed epsilon over the reports of one data owner.
-- :class:`PrivacyError` — raised where privtune fails closed.
+- :class:`Receipt` — what a release leaves behind (its dp-accounting event, guarantee, range and
+  the released value's digest), from which a ledger is rebuilt.
+- :class:`PrivacyError` — raised where privtune fails closed; :mod:`privtune.privacy.withhold`
+  says what an exception may carry out of a private computation, and
+  :mod:`privtune.privacy.seeds` where the noise's randomness comes from.
 - :func:`subsampled_gaussian_epsilon` — the user-level (epsilon, delta) of DP-FTS-DE's server
   broadcasts (Dai, Low & Jaillet 2021): the Poisson-subsampled Gaussian mechanism composed over
   rounds, by dp-accounting's RDP and PLD accountants; :func:`default_delta` is the paper's
@@ -20,12 +24,14 @@ from .accounting import default_delta, subsampled_gaussian_epsilon
 from .curator import GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
+from .receipts import Receipt
 
 __all__ = [
     "GaussianCurator",
     "LaplaceCurator",
     "PrivacyError",
     "PrivacyLedger",
+    "Receipt",
     "TreeAggregation",
     "default_delta",
     "subsampled_gaussian_epsilon",

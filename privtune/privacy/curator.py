@@ -27,7 +27,8 @@ import warnings
 
 import numpy as np
 
-from .ledger import PrivacyLedger, _check_epsilon, _check_gaussian
+from .ledger import PrivacyLedger, _check_epsilon, _check_gaussian, gaussian_event, laplace_event
+from .receipts import Receipt, digest
 
 __all__ = ["GaussianCurator", "LaplaceCurator", "PrivacyError"]
 
@@ -58,8 +59,8 @@ def _check_value_range(value_range, name: str = "value_range") -> tuple[float, f
 
 class _Curator:
     """What both curators share: the declared range, the clip, the noise's generator, the
-    ledger and the release ``clip(y, lo, hi) + noise``; a subclass gives ``_noise`` and
-    ``_record``."""
+    ledger, the release ``clip(y, lo, hi) + noise`` and its receipt; a subclass gives
+    ``_noise`` and ``event``."""
 
     def __init__(
         self,
@@ -121,14 +122,49 @@ class _Curator:
                 )
             noise = self._noise(self.rng if rng is None else rng, arr.shape)
         if arr.size:
-            self._record(owner, arr.size)
+            self.ledger.record_event(
+                self.event, self.epsilon, self.delta, owner=owner, count=arr.size
+            )
         out = clipped + noise
         return float(out) if out.ndim == 0 else out
 
-    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    def release(
+        self, y: float, owner: str = "default", *, rng: np.random.Generator | None = None
+    ) -> tuple[float, Receipt]:
+        """Privatize one score and return it with its :class:`~privtune.privacy.Receipt`.
+
+        Parameters
+        ----------
+        y : float
+            The raw score (finite).
+        owner : str, default="default"
+        rng : numpy.random.Generator, optional
+            As in :meth:`privatize`.
+
+        Returns
+        -------
+        value : float
+            The released score.
+        receipt : Receipt
+            The mechanism, the guarantee, the range and the value's digest.
+        """
+        value = float(self.privatize(float(y), owner, rng=rng))
+        return value, self.receipt(value)
+
+    def receipt(self, value: float) -> Receipt:
+        """The receipt this curator issues for the released ``value``."""
+        return Receipt(self.event, self.epsilon, self.delta, self.value_range, digest(value))
+
+    #: The per-report delta (0 for pure epsilon-DP).
+    delta: float = 0.0
+    epsilon: float
+
+    @property
+    def event(self):
+        """One release's mechanism as a dp-accounting event, at sensitivity 1."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def _record(self, owner: str, count: int) -> None:
+    def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - abstract
 
 
@@ -186,11 +222,13 @@ class LaplaceCurator(_Curator):
         """Laplace scale ``(hi - lo) / epsilon``."""
         return self.sensitivity / self.epsilon
 
+    @property
+    def event(self):
+        """``LaplaceDpEvent(1 / epsilon)``: the mechanism at sensitivity 1."""
+        return laplace_event(self.epsilon)
+
     def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return rng.laplace(0.0, self.scale, size=shape)
-
-    def _record(self, owner: str, count: int) -> None:
-        self.ledger.record_laplace(self.epsilon, owner=owner, count=count)
 
 
 class GaussianCurator(_Curator):
@@ -254,10 +292,10 @@ class GaussianCurator(_Curator):
         """The noise's standard deviation, ``noise_multiplier * (hi - lo)``."""
         return self.noise_multiplier * self.sensitivity
 
+    @property
+    def event(self):
+        """``GaussianDpEvent(noise_multiplier)``: the mechanism at sensitivity 1."""
+        return gaussian_event(self.noise_multiplier)
+
     def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return rng.normal(0.0, self.scale, size=shape)
-
-    def _record(self, owner: str, count: int) -> None:
-        self.ledger.record_gaussian(
-            self.noise_multiplier, self.epsilon, self.delta, owner=owner, count=count
-        )

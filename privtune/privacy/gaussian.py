@@ -41,8 +41,9 @@ __all__ = [
 ]
 
 
-def check_alpha_beta(alpha, beta) -> tuple[float, float]:
-    """Validate the ``(alpha, beta)`` of (alpha, beta)-DP: ``alpha > 0``, ``beta`` in (0, 1)."""
+def check_alpha_beta(alpha, beta, *, beta_name: str = "beta") -> tuple[float, float]:
+    """Validate the ``(alpha, beta)`` of (alpha, beta)-DP: ``alpha > 0``, ``beta`` in (0, 1);
+    an error names ``beta`` as ``beta_name`` (the caller's name for it)."""
     if (
         isinstance(alpha, bool)
         or not isinstance(alpha, (int, float))
@@ -50,7 +51,7 @@ def check_alpha_beta(alpha, beta) -> tuple[float, float]:
     ):
         raise ValueError(f"alpha must be a finite float > 0, got {alpha!r}.")
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 < beta < 1.0:
-        raise ValueError(f"beta must be in the open interval (0, 1), got {beta!r}.")
+        raise ValueError(f"{beta_name} must be in the open interval (0, 1), got {beta!r}.")
     return float(alpha), float(beta)
 
 

@@ -47,8 +47,9 @@ class Report:
         How many identical releases the entry stands for (a batch privatized at once).
     owner : str
         The data owner whose data the release is computed from; epsilons compose per owner.
-    event : dp_accounting.DpEvent
-        The mechanism of one release, as data.
+    event : dp_accounting.DpEvent or None
+        The mechanism of one release, as data; ``None`` for a joint-DP score, whose guarantee
+        covers the whole run and does not compose per report.
     delta : float
         The delta of each release (0 for the Laplace mechanism's pure epsilon-DP).
     """
@@ -56,8 +57,13 @@ class Report:
     epsilon: float
     count: int
     owner: str
-    event: dp_accounting.DpEvent
+    event: dp_accounting.DpEvent | None
     delta: float = 0.0
+
+    @property
+    def joint(self) -> bool:
+        """Whether the report is a score under (alpha, beta)-joint DP."""
+        return self.event is None
 
 
 class PrivacyLedger:
@@ -100,7 +106,7 @@ class PrivacyLedger:
         Report
         """
         epsilon = _check_epsilon(epsilon)
-        return self._append(Report(epsilon, _check_count(count), str(owner), _laplace(epsilon)))
+        return self.record_event(laplace_event(epsilon), epsilon, owner=owner, count=count)
 
     def record_gaussian(
         self,
@@ -127,12 +133,61 @@ class PrivacyLedger:
         -------
         Report
         """
-        import dp_accounting
-
         z, delta = _check_gaussian(noise_multiplier, delta)
-        event = dp_accounting.GaussianDpEvent(z)
+        return self.record_event(gaussian_event(z), epsilon, delta, owner=owner, count=count)
+
+    def record_event(
+        self,
+        event: dp_accounting.DpEvent,
+        epsilon: float,
+        delta: float = 0.0,
+        owner: str = "default",
+        count: int = 1,
+    ) -> Report:
+        """Record ``count`` releases of the mechanism ``event`` (a receipt's contents).
+
+        Parameters
+        ----------
+        event : dp_accounting.DpEvent
+            One release's mechanism, at sensitivity 1 (the accountant composes it).
+        epsilon, delta : float
+            The per-release guarantee (``delta = 0`` for pure epsilon-DP).
+        owner : str, default="default"
+        count : int, default=1
+
+        Returns
+        -------
+        Report
+        """
+        if event is None:
+            raise ValueError("event must be a dp_accounting.DpEvent, got None.")
+        delta = float(delta)
+        if delta != 0.0:
+            _check_gaussian(1.0, delta)
         report = Report(_check_epsilon(epsilon), _check_count(count), str(owner), event, delta)
         return self._append(report)
+
+    def record_joint_dp(
+        self, alpha: float, beta: float, owner: str = "default", count: int = 1
+    ) -> Report:
+        """Record ``count`` scores taken by a joint-DP privatizer at ``(alpha, beta)``.
+
+        Joint DP (Dubey 2021, Lemma 2 and Theorem 3) protects each score over the whole run:
+        whatever one score is, everything released changes in distribution by at most
+        ``(alpha, beta)``; there is no per-score composition (see :meth:`summary`).
+        """
+        _check_gaussian(1.0, beta)
+        report = Report(_check_epsilon(alpha), _check_count(count), str(owner), None, float(beta))
+        return self._append(report)
+
+    @classmethod
+    def from_receipts(cls, receipts, owner: str = "default") -> PrivacyLedger:
+        """A ledger of the releases of ``receipts`` (:class:`privtune.privacy.Receipt`), all
+        about ``owner``: what a stateless caller rebuilds from what its trials stored."""
+        ledger = cls()
+        for receipt in receipts:
+            ledger.record_event(receipt.event, receipt.epsilon, receipt.delta, owner=owner)
+        return ledger
 
     def _append(self, report: Report) -> Report:
         with self._lock:
@@ -208,6 +263,11 @@ class PrivacyLedger:
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
         mine = self._reports_of(owner)
+        if method != "basic" and any(r.joint for r in mine):
+            raise ValueError(
+                "joint-DP scores do not compose per report: their guarantee is per score over "
+                "the whole run (summary()); only the basic (group-privacy) sum is stated."
+            )
         if method == "basic":
             if delta != 0.0:
                 raise ValueError("basic composition is a pure epsilon-DP bound: use delta=0.")
@@ -244,12 +304,31 @@ class PrivacyLedger:
         reports = self.reports
         if owner is None and reports:
             counts = self.n_reports_by_owner()
-            owner = max(counts, key=counts.get)
+            owner = max(counts, key=lambda o: counts[o])
         return [r for r in reports if r.owner == owner]
 
     def summary(self, delta: float = 1e-6) -> dict:
-        """A JSON-friendly summary: counts, per-report epsilon and composed epsilons."""
+        """A JSON-friendly summary: counts, per-report epsilon and composed epsilons.
+
+        Laplace reports: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic`` and,
+        with a report, ``delta`` and ``composed_epsilon_advanced``. Gaussian reports add
+        ``delta_per_report`` and ``composed_delta_basic`` and have no advanced composition.
+        Joint-DP scores (:meth:`record_joint_dp`): ``privacy_model`` (``"jdp"``),
+        ``n_reports``, ``epsilon_per_report``, ``delta_per_report`` and
+        ``composed_epsilon_basic = k alpha``. In tuning every score is computed from the same
+        data set, so a change of the data that moves all ``k`` scores is covered only through
+        group privacy: ``k alpha``, with a delta that grows as ``k e^{(k - 1) alpha} beta``
+        (not stated).
+        """
         n = self.n_reports
+        if any(r.joint for r in self._reports_of(None)):
+            return {
+                "privacy_model": "jdp",
+                "n_reports": n,
+                "epsilon_per_report": self.epsilon_per_report,
+                "delta_per_report": self.delta_per_report,
+                "composed_epsilon_basic": self.composed_epsilon("basic"),
+            }
         out = {
             "n_reports": n,
             "epsilon_per_report": self.epsilon_per_report,
@@ -274,11 +353,18 @@ def _check_count(count) -> int:
     return int(count)
 
 
-def _laplace(epsilon: float) -> dp_accounting.DpEvent:
+def laplace_event(epsilon: float) -> dp_accounting.DpEvent:
     """The Laplace mechanism with sensitivity 1 and parameter ``epsilon``."""
     import dp_accounting
 
     return dp_accounting.LaplaceDpEvent(1.0 / epsilon)
+
+
+def gaussian_event(noise_multiplier: float) -> dp_accounting.DpEvent:
+    """The Gaussian mechanism with sensitivity 1 and ``noise_multiplier``."""
+    import dp_accounting
+
+    return dp_accounting.GaussianDpEvent(noise_multiplier)
 
 
 def _check_gaussian(noise_multiplier, delta) -> tuple[float, float]:

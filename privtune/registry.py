@@ -1,0 +1,302 @@
+"""The algorithms the adapters run: one :class:`AlgorithmSpec` per name, in :data:`REGISTRY`.
+
+A spec says everything the tuning engine (:mod:`privtune.tuning`) and the adapters need to
+know about an algorithm, as data: the optimizer class, the privacy model it runs under when a
+privacy parameter is set (and whether it needs one), the unit of its rewards, the curator that
+releases each score, whether its scores may be published, and its tuning defaults (a function
+next to the spec). Adding an algorithm is one module in :mod:`privtune.optimizers` and one
+entry here; the adapters' lists of names come from :data:`REGISTRY`.
+
+Examples
+--------
+>>> from privtune.registry import REGISTRY, PrivacyModel
+>>> spec = REGISTRY["qff-ldp"]
+>>> spec.privacy_model(1.0) is PrivacyModel.LOCAL_JDP, spec.reward_unit, spec.curator
+(True, 'unit', 'gaussian')
+>>> REGISTRY["moma"].privacy_model(None) is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from .kernels import Matern
+from .optimizers import (
+    ATAGPUCB,
+    GOUCB,
+    GPUCB,
+    QFFGPUCB,
+    TGPUCB,
+    BaseOptimizer,
+    MoMAGPUCB,
+    RandomSearch,
+)
+
+__all__ = [
+    "AUTO",
+    "REGISTRY",
+    "AlgorithmSpec",
+    "BuildSetting",
+    "PrivacyModel",
+    "check_algorithm",
+    "resolve_algorithm",
+]
+
+
+class PrivacyModel(str, Enum):
+    """The privacy models of docs/privacy.md (each compares equal to its string)."""
+
+    #: epsilon-LDP on scores: each score released through the Laplace curator where it is
+    #: computed (Zhou & Tan 2021).
+    LDP = "ldp"
+    #: (alpha, beta)-joint DP: a trusted privatizer holds the raw scores; the learner reads
+    #: only the tree mechanism's noisy statistics (Dubey 2021, Alg. 2).
+    JDP = "jdp"
+    #: (alpha, beta)-local joint DP: each score released with Gaussian noise where it is
+    #: computed (Dubey 2021, Alg. 3).
+    LOCAL_JDP = "local-jdp"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+#: The curator of each privacy model (``None``: raw scores go to a trusted privatizer).
+CURATORS: dict[PrivacyModel, str | None] = {
+    PrivacyModel.LDP: "laplace",
+    PrivacyModel.LOCAL_JDP: "gaussian",
+    PrivacyModel.JDP: None,
+}
+
+
+@dataclass(frozen=True)
+class BuildSetting:
+    """What the engine knows when it builds an optimizer, for a spec's defaults.
+
+    Attributes
+    ----------
+    dim : int
+        Dimension of the cube.
+    epsilon : float or None
+        The privacy parameter (``alpha`` for the qff algorithms), ``None`` without privacy.
+    privacy : PrivacyModel or None
+        The privacy model the run is under.
+    budget : int or None
+        The number of evaluations the run will make, when known (a search's ``n_iter``).
+    """
+
+    dim: int
+    epsilon: float | None
+    privacy: PrivacyModel | None
+    budget: int | None
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm as the adapters see it.
+
+    Attributes
+    ----------
+    name : str
+        The name users pass (``algorithm=``).
+    optimizer : type of BaseOptimizer
+        The optimizer class.
+    private_model : PrivacyModel
+        The privacy model under which it runs when a privacy parameter is set.
+    requires_privacy : bool
+        Private by construction: it runs only with a privacy parameter (the qff algorithms).
+    reward_unit : {"centred", "unit"}
+        Rewards in ``[-1, 1]`` (the GP family, GO-UCB) or in ``[0, 1]`` (Dubey's sensitivities
+        assume rewards bounded by 1 in absolute value, so ``[0, 1]``).
+    publishable : bool
+        Whether the scores it learns from may be published (``False`` for joint DP, whose raw
+        scores stay with the trusted privatizer: a search that publishes every candidate's score
+        cannot run it).
+    repeated_plays : bool
+        It evaluates each configuration several times (MoMA-GP-UCB's ``k`` plays): identical
+        evaluations without privacy.
+    defaults : callable
+        ``defaults(setting, overrides) -> dict``: the tuning defaults of the optimizer's
+        constructor for a :class:`BuildSetting`, given the user's ``overrides`` (which win; the
+        engine adds the seeds, ``snap`` and ``layout``).
+    takes_layout : bool
+        Whether the optimizer takes a search space's ``layout``.
+    """
+
+    name: str
+    optimizer: type[BaseOptimizer]
+    private_model: PrivacyModel
+    defaults: Callable[[BuildSetting, dict[str, Any]], dict[str, Any]]
+    requires_privacy: bool = False
+    reward_unit: str = "centred"
+    publishable: bool = True
+    repeated_plays: bool = False
+    takes_layout: bool = True
+
+    def privacy_model(self, epsilon: float | None) -> PrivacyModel | None:
+        """The privacy model it runs under with ``epsilon`` (``None`` without privacy).
+
+        Raises
+        ------
+        ValueError
+            For an algorithm that is private by construction, when ``epsilon`` is ``None``.
+        """
+        if epsilon is None:
+            if self.requires_privacy:
+                raise ValueError(
+                    f"algorithm={self.name!r} is private by construction: set epsilon (the "
+                    "alpha of Dubey's (alpha, beta)-joint DP) and value_range (the score's range)."
+                )
+            return None
+        return self.private_model
+
+    @property
+    def curator(self) -> str | None:
+        """``"laplace"``, ``"gaussian"`` or ``None``: the curator of its private model."""
+        return CURATORS[self.private_model]
+
+
+# -- tuning defaults, next to the algorithms -----------------------------------------------------
+
+#: Dubey's privacy failure probability ``beta`` when ``optimizer_kwargs`` gives none (Sec. 6).
+QFF_DEFAULT_BETA = 0.1
+#: The number of rewards the joint-DP tree holds when the caller does not know its budget.
+QFF_DEFAULT_HORIZON = 1024
+#: Quadrature nodes per dimension and lengthscale (on the unit cube) of the qff algorithms.
+QFF_M_BAR = 10
+QFF_LENGTHSCALE = 0.3
+#: The fixed surrogate's noise variance for exact (non-private) scores, in reward units.
+NON_PRIVATE_LAM = 0.01
+
+
+def laplace_noise_var(epsilon: float) -> float:
+    """The variance ``2 (2 / epsilon)^2 = 8 / epsilon^2`` of the curator's Laplace noise in
+    reward units: a score range ``hi - lo`` maps to 2, so the scale ``(hi - lo) / epsilon``
+    becomes ``2 / epsilon``."""
+    return 8.0 / float(epsilon) ** 2
+
+
+def default_lengthscale(dim: int) -> float:
+    """Initial lengthscale on ``[0, 1]^dim``: ``0.2 sqrt(dim)``, within ``[0.2, 1.0]``.
+
+    A fixed ``0.2`` (the papers' one-dimensional choice) makes every pair of points nearly
+    uncorrelated in ten dimensions; the typical distance between uniform points grows as
+    ``sqrt(dim / 6)``. ML-II refits it from the data as trials accumulate.
+    """
+    return float(min(max(0.2 * math.sqrt(dim), 0.2), 1.0))
+
+
+def gp_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Tuning defaults of the GP family (``"gp-ucb"``, ``"tgp"``, ``"random"``, ``"ata"``,
+    ``"moma"``): see :func:`privtune.tuning.make_optimizer`."""
+    epsilon = setting.epsilon
+    kwargs: dict[str, Any] = {"B": 0.5, "R": 0.5, "epsilon": epsilon, "raw_sampling": "sobol"}
+    if overrides.get("surrogate", "fitted") == "fitted":
+        kwargs.update(
+            surrogate="fitted",
+            noise_var=0.0 if epsilon is None else laplace_noise_var(epsilon),
+        )
+    else:
+        kwargs.update(
+            kernel=Matern(default_lengthscale(setting.dim), nu=2.5),
+            fit_lengthscale=True,
+            lam=NON_PRIVATE_LAM if epsilon is None else 1.0 + 8.0 / float(epsilon) ** 2,
+        )
+    return kwargs
+
+
+def go_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Tuning defaults of GO-UCB: its own, with ``horizon`` the run's budget when known."""
+    kwargs: dict[str, Any] = {"epsilon": setting.epsilon}
+    if setting.budget is not None:
+        kwargs["horizon"] = int(setting.budget)
+    return kwargs
+
+
+def qff_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Tuning defaults of Dubey's QFF GP-UCB: see :func:`privtune.tuning.make_optimizer`."""
+    model = setting.privacy
+    kwargs: dict[str, Any] = {
+        "privacy": None if model is None else model.value,
+        "alpha": setting.epsilon,
+        "additive": setting.dim > 2,
+        "m_bar": QFF_M_BAR,
+        "lengthscale": QFF_LENGTHSCALE,
+        "reward_bound": 1.0,
+        "client_noise": model == PrivacyModel.LOCAL_JDP,
+        "horizon": QFF_DEFAULT_HORIZON if setting.budget is None else int(setting.budget),
+    }
+    # the deprecated names, when the user gives them, replace the defaults' new ones
+    if "beta" not in overrides:
+        kwargs["privacy_beta"] = QFF_DEFAULT_BETA
+    if "m" in overrides or "n_frequencies" in overrides:
+        del kwargs["m_bar"]
+    return kwargs
+
+
+def _spec(name: str, optimizer: type[BaseOptimizer], **kwargs: Any) -> AlgorithmSpec:
+    kwargs.setdefault("private_model", PrivacyModel.LDP)
+    kwargs.setdefault("defaults", gp_defaults)
+    return AlgorithmSpec(name, optimizer, **kwargs)
+
+
+#: Algorithm names accepted by the adapters, to their specs.
+REGISTRY: dict[str, AlgorithmSpec] = {
+    spec.name: spec
+    for spec in (
+        _spec("moma", MoMAGPUCB, repeated_plays=True),
+        _spec("ata", ATAGPUCB),
+        _spec("tgp", TGPUCB),
+        _spec("gp-ucb", GPUCB),
+        _spec("random", RandomSearch),
+        _spec("go-ucb", GOUCB, defaults=go_ucb_defaults, takes_layout=False),
+        _spec(
+            "qff-jdp",
+            QFFGPUCB,
+            private_model=PrivacyModel.JDP,
+            defaults=qff_defaults,
+            requires_privacy=True,
+            reward_unit="unit",
+            publishable=False,
+            takes_layout=False,
+        ),
+        _spec(
+            "qff-ldp",
+            QFFGPUCB,
+            private_model=PrivacyModel.LOCAL_JDP,
+            defaults=qff_defaults,
+            requires_privacy=True,
+            reward_unit="unit",
+            takes_layout=False,
+        ),
+    )
+}
+
+#: What ``algorithm="auto"`` resolves to, for exact scores and for scores released with
+#: epsilon-LDP: the best measured in the tuning benchmark (docs/benchmarks.md, "The default
+#: algorithm").
+AUTO = {"exact": "gp-ucb", "ldp": "gp-ucb"}
+
+
+def check_algorithm(algorithm: str) -> str:
+    """Validate an algorithm name (one of :data:`REGISTRY`, or ``"auto"``)."""
+    if not isinstance(algorithm, str) or (algorithm not in REGISTRY and algorithm != "auto"):
+        raise ValueError(
+            f"algorithm must be 'auto' or one of {sorted(REGISTRY)}, got {algorithm!r}."
+        )
+    return algorithm
+
+
+def resolve_algorithm(algorithm: str, epsilon: float | None) -> str:
+    """The algorithm a name stands for: ``"auto"`` is :data:`AUTO`'s choice for exact scores
+    (``epsilon`` is None) or for LDP scores; any other name is itself."""
+    if check_algorithm(algorithm) == "auto":
+        return AUTO["exact" if epsilon is None else "ldp"]
+    return algorithm

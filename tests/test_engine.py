@@ -1,0 +1,186 @@
+"""The tuning engine below the adapters, the algorithm registry and the privacy bookkeeping."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import optuna
+import pytest
+
+import privtune.registry as registry
+from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
+from privtune.features import RandomFourierFeatures
+from privtune.federated import FTSAgent, SubRegions
+from privtune.privacy import GaussianCurator, LaplaceCurator, PrivacyLedger, Receipt
+from privtune.privacy.receipts import event_from_data, event_to_data
+from privtune.privacy.seeds import report_generator, stream_seed
+from privtune.privacy.withhold import clean, describe, release
+from privtune.registry import REGISTRY, PrivacyModel
+from privtune.space import SearchSpace
+from privtune.tuning import TuningEngine
+
+SPACE = SearchSpace({"x": (0.0, 1.0), "y": (0.0, 1.0)})
+
+
+def history(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 2))
+    return X, 1.0 - ((X - 0.3) ** 2).sum(axis=1)
+
+
+# -- the engine ------------------------------------------------------------------------------------
+def test_a_cached_and_a_rebuilt_model_propose_the_same_point():
+    X, y = history(12)
+    cached = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=3)
+    for n in range(4, 13):  # grows the cached model one row at a time
+        opt, _ = cached.sync("s", SPACE, range(n), X[:n], y[:n], seed=1)
+    fresh = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=3)
+    opt2, _ = fresh.sync("s", SPACE, range(12), X, y, seed=1)
+    assert cached.replay("s").n_rebuilds == 1 and fresh.replay("s").n_rebuilds == 1
+    a = cached.ask(opt, n_told=12, key=[5, 12])
+    b = fresh.ask(opt2, n_told=12, key=[5, 12])
+    np.testing.assert_array_equal(a, b)
+
+
+def test_the_ask_policy_is_uniform_until_n_startup_rewards():
+    X, y = history(4)
+    engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=5)
+    opt, _ = engine.sync("s", SPACE, range(4), X, y, seed=0)
+    proposal = engine.ask(opt, n_told=4, key=[1, 2])
+    opt.clear_pending()
+    opt.reseed([1, 2])
+    np.testing.assert_array_equal(proposal, opt.ask(uniform=True))
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "lowest"), [("gp-ucb", -1.0), ("moma", -1.0), ("qff-ldp", 0.0)]
+)
+def test_a_failure_is_told_the_lowest_reward_of_the_algorithms_scale(algorithm, lowest):
+    # the qff algorithms' rewards lie in [0, 1]: a penalty of -1 would leave their range
+    engine = TuningEngine(algorithm, epsilon=1.0, value_range=(0.0, 1.0), n_startup=2)
+    X, y = history(3)
+    y[1] = np.nan
+    opt, scale = engine.sync("s", SPACE, range(3), X, y, failed=np.isnan(y), seed=0)
+    assert scale.lowest == lowest
+    assert opt.y[1] == lowest
+    assert np.all((opt.y >= lowest) & (opt.y <= 1.0))
+
+
+def test_the_recommendation_never_picks_a_failure_and_keeps_an_unbeaten_baseline():
+    engine = TuningEngine("gp-ucb", epsilon=0.5, value_range=(0.0, 1.0))
+    X, y = history(10)
+    failed = np.zeros(10, dtype=bool)
+    failed[np.argmax(y)] = True  # the best configuration failed: it is never the pick
+    opt, _ = engine.sync("s", SPACE, range(10), X, np.where(failed, np.nan, y), failed=failed)
+    row = engine.recommend(opt, eligible=~failed)
+    assert not failed[row]
+    # under epsilon = 0.5 nothing is 95 % sure to beat row 0
+    assert engine.recommend(opt, baseline=0, eligible=~failed) == 0
+
+
+def test_the_federated_agents_recommend_through_the_same_rule():
+    agent = FTSAgent(
+        RandomFourierFeatures(2, 64, seed=0),
+        lambda u: float(1.0 - ((u - 0.3) ** 2).sum()),
+        SubRegions(2, 1),
+        n_init=4,
+        seed=0,
+    )
+    for t in range(6):
+        agent.step(t, send=False)
+    row = agent.recommend_row()
+    assert row == int(np.argmax(agent.posterior_mean(agent.X)))
+    with pytest.raises(ValueError, match="without a baseline"):
+        agent.recommend_row(0)
+
+
+# -- the registry ----------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:algorithm='moma' without epsilon")
+def test_the_adapters_names_come_from_the_registry():
+    options = PrivateBOSearchCV._parameter_constraints["algorithm"][0].options
+    assert options == {"auto", *REGISTRY}
+    for name, spec in REGISTRY.items():
+        epsilon = 1.0 if spec.requires_privacy else None
+        sampler = PrivateGPUCBSampler(name, epsilon=epsilon, value_range=(0.0, 1.0))
+        assert sampler.algorithm == name
+        assert sampler.privacy_model == spec.privacy_model(epsilon)
+
+
+def test_one_registry_entry_adds_an_algorithm(monkeypatch):
+    spec = registry.AlgorithmSpec(
+        "gp-ucb-copy", REGISTRY["gp-ucb"].optimizer, PrivacyModel.LDP, registry.gp_defaults
+    )
+    monkeypatch.setitem(REGISTRY, spec.name, spec)
+    sampler = PrivateGPUCBSampler("gp-ucb-copy", epsilon=2.0, value_range=(0, 1), seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1)), n_trials=4)
+    assert sampler.privacy_report(study)["n_reports"] == 4
+
+
+def test_the_privacy_model_is_data_of_the_spec():
+    assert REGISTRY["qff-jdp"].privacy_model(1.0) == "jdp" and not REGISTRY["qff-jdp"].publishable
+    assert REGISTRY["qff-ldp"].curator == "gaussian" and REGISTRY["tgp"].curator == "laplace"
+    with pytest.raises(ValueError, match="private by construction"):
+        REGISTRY["qff-ldp"].privacy_model(None)
+
+
+# -- receipts, ledgers, seeds, withheld exceptions -------------------------------------------------
+@pytest.mark.parametrize(
+    "curator",
+    [
+        LaplaceCurator(1.0, (0.0, 1.0), seed=0),
+        GaussianCurator(2.0, (0.0, 1.0), epsilon=1.0, delta=0.1, seed=0),
+    ],
+)
+def test_a_ledger_rebuilt_from_stored_receipts_is_the_curators(curator):
+    receipts = []
+    for y in (0.2, 0.5, 0.9):
+        value, receipt = curator.release(y)
+        assert receipt.matches(value) and not receipt.matches(value + 1e-9)
+        receipts.append(Receipt.from_attrs(receipt.to_attrs()))  # through JSON-like attrs
+    assert all(r is not None for r in receipts)
+    rebuilt = PrivacyLedger.from_receipts(receipts)
+    assert rebuilt.summary() == curator.ledger.summary()
+    assert rebuilt.composed_epsilon("pld", 1e-6) == curator.ledger.composed_epsilon("pld", 1e-6)
+
+
+def test_a_stored_event_names_only_dp_accounting_events():
+    data = event_to_data(LaplaceCurator(2.0, (0, 1)).event)
+    assert event_from_data(data) == LaplaceCurator(2.0, (0, 1)).event
+    for module in ("os", "dp_accounting.rdp"):
+        with pytest.raises(ValueError):
+            event_from_data({**data, "module_name": module})
+    assert Receipt.from_attrs({"privtune:epsilon": 1.0}) is None  # malformed: no receipt
+
+
+def test_the_joint_dp_report_goes_through_the_ledger():
+    engine = TuningEngine("qff-jdp", epsilon=1.0, value_range=(0.0, 1.0))
+    report = engine.privacy_report(engine.joint_dp_ledger(8))
+    assert report == {
+        "privacy_model": "jdp",
+        "n_reports": 8,
+        "epsilon_per_report": 1.0,
+        "delta_per_report": registry.QFF_DEFAULT_BETA,
+        "composed_epsilon_basic": 8.0,
+    }
+
+
+def test_the_noise_seed_policy_keys_reports_and_streams():
+    assert report_generator(None, "s", 0) is None
+    a = report_generator(3, "s", 7).random(2)
+    np.testing.assert_array_equal(a, np.random.default_rng([3, zlib.crc32(b"s"), 7]).random(2))
+    assert stream_seed(3, "s") == int(
+        np.random.SeedSequence([3, zlib.crc32(b"s")]).generate_state(1)[0]
+    )
+
+
+def test_an_exception_leaves_a_private_computation_without_its_message():
+    try:
+        raise ValueError("mean score 0.9312")
+    except ValueError as exc:
+        out = release(exc)
+    assert type(out) is ValueError and "0.9312" not in str(out) and out.__traceback__ is None
+    mine = release(clean(ValueError("value_range is required")))
+    assert str(mine) == "value_range is required" and mine.__context__ is None
+    assert describe(KeyError("secret")) == "KeyError"
