@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any
 
 import numpy as np
 
-__all__ = ["check_float", "check_int"]
+__all__ = ["UNSET", "check_float", "check_int", "renamed"]
 
 
 def check_int(name: str, value, minimum: int = 1) -> int:
@@ -44,3 +46,36 @@ def check_float(
             interval = f"{left}{low:g}, {high:g}{']' if closed_high else ')'}"
         raise ValueError(f"{name} must be in {interval}, got {value!r}.")
     return v
+
+
+#: Sentinel of a deprecated argument that was not passed.
+UNSET: Any = object()
+
+
+def renamed(owner: str, old: str, new: str, old_value, new_value, default):
+    """The value of an argument renamed from ``old`` to ``new``, warning when ``old`` is used.
+
+    The old name is kept as a deprecated alias for one release; it is the value when it is set,
+    and setting both is an error.
+
+    Parameters
+    ----------
+    owner : str
+        What takes the argument, for the message (e.g. ``"QFFGPUCB"``).
+    old, new : str
+        The argument's old and new names.
+    old_value, new_value
+        What was passed under each name (:data:`UNSET` when nothing was).
+    default
+        The value when neither was passed.
+    """
+    if old_value is UNSET:
+        return default if new_value is UNSET else new_value
+    if new_value is not UNSET:
+        raise TypeError(f"{owner} takes {new} (formerly {old}), not both.")
+    warnings.warn(
+        f"{owner}: {old!r} is renamed {new!r}; the old name will be removed in the next release.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return old_value

@@ -27,18 +27,204 @@ from scipy import optimize, special
 from .cube import Block, check_layout
 
 __all__ = [
+    "ACQUISITIONS",
     "BASELINE_LEVEL",
     "MAX_EXHAUSTIVE",
     "RAW_SAMPLING",
+    "UCB",
+    "Acquisition",
+    "AcquisitionState",
+    "ExpectedImprovement",
+    "LogExpectedImprovement",
+    "ProbabilityOfImprovement",
     "argmax_random_tie",
     "log_expected_improvement",
     "log_h",
+    "make_acquisition",
     "maximize",
     "raw_samples",
     "recommend_index",
 ]
 
-Acquisition = Callable[[np.ndarray], np.ndarray]
+#: A function of candidate points, ``(n, d) -> (n,)``, that :func:`maximize` maximises.
+Objective = Callable[[np.ndarray], np.ndarray]
+
+
+class AcquisitionState:
+    """What an acquisition function may read of its optimizer, each computed on first use.
+
+    Parameters
+    ----------
+    beta : callable
+        ``() -> float``: the confidence width of the next ask (``beta_scale * beta_t``).
+    best_observed : callable
+        ``() -> float``: the best told reward (0 before any).
+    best_mean : callable
+        ``() -> float``: the best posterior mean among the told points (0 before any), a
+        noise-aware incumbent.
+    """
+
+    def __init__(
+        self,
+        beta: Callable[[], float],
+        best_observed: Callable[[], float],
+        best_mean: Callable[[], float],
+    ) -> None:
+        self._sources = {"beta": beta, "observed": best_observed, "mean": best_mean}
+        self._values: dict[str, float] = {}
+
+    def _get(self, key: str) -> float:
+        if key not in self._values:
+            self._values[key] = float(self._sources[key]())
+        return self._values[key]
+
+    @property
+    def beta(self) -> float:
+        """The confidence width of the next ask."""
+        return self._get("beta")
+
+    def incumbent(self, kind: str) -> float:
+        """The incumbent value: ``"observed"`` (best told reward) or ``"mean"`` (best posterior
+        mean among the told points)."""
+        return self._get(kind)
+
+
+class Acquisition:
+    """An acquisition function: a score of candidate points from the surrogate's posterior.
+
+    An optimizer calls ``acq(mean, var, state)`` with the posterior mean and variance at the
+    candidates and an :class:`AcquisitionState`, and proposes the maximiser. Subclasses
+    implement :meth:`__call__`; :attr:`name` identifies the function in messages.
+    """
+
+    name = "acquisition"
+
+    @property
+    def reads_rewards(self) -> bool:
+        """Whether it reads the told rewards themselves (an ``"observed"`` incumbent), not
+        only the posterior: a model whose told rewards are raw data under a privacy model
+        (Dubey's joint DP) refuses such an acquisition."""
+        return getattr(self, "incumbent", None) == "observed"
+
+    def __call__(self, mean: np.ndarray, var: np.ndarray, state: AcquisitionState) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _check_incumbent(incumbent: str) -> str:
+    if incumbent not in INCUMBENTS:
+        raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {incumbent!r}.")
+    return incumbent
+
+
+#: The incumbents of the improvement-based acquisitions (see :meth:`AcquisitionState.incumbent`).
+INCUMBENTS = ("observed", "mean")
+
+#: Floor of the posterior variance in EI and PI: keeps ``z`` finite at told points.
+_VAR_FLOOR = 1e-18
+
+
+class UCB(Acquisition):
+    """Upper confidence bound ``mean + beta std``, the acquisition of every paper implemented
+    here, with the optimizer's ``beta`` (``beta_scale`` times the theory's ``beta_t``)."""
+
+    name = "ucb"
+
+    def __call__(self, mean, var, state):
+        return mean + state.beta * np.sqrt(np.maximum(var, 0.0))
+
+
+class ExpectedImprovement(Acquisition):
+    """Expected improvement over ``incumbent + xi``:
+    ``std (z Phi(z) + phi(z))``, ``z = (mean - incumbent - xi) / std`` (Jones et al. 1998).
+
+    Parameters
+    ----------
+    xi : float, default=0.0
+        Margin over the incumbent.
+    incumbent : {"observed", "mean"}, default="observed"
+        The best told reward (the textbook choice) or the best posterior mean among the told
+        points (noise-aware: under heavy noise the best told reward is mostly a lucky draw).
+    """
+
+    name = "ei"
+
+    def __init__(self, xi: float = 0.0, incumbent: str = "observed") -> None:
+        self.xi = float(xi)
+        self.incumbent = _check_incumbent(incumbent)
+
+    def _z(self, mean, var, state):
+        sd = np.sqrt(np.maximum(var, _VAR_FLOOR))
+        return sd, (mean - (state.incumbent(self.incumbent) + self.xi)) / sd
+
+    def __call__(self, mean, var, state):
+        sd, z = self._z(mean, var, state)
+        return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(xi={self.xi!r}, incumbent={self.incumbent!r})"
+
+
+class ProbabilityOfImprovement(ExpectedImprovement):
+    """Probability of improvement ``Phi(z)`` over ``incumbent + xi`` (Kushner 1964), with
+    ``z`` as in :class:`ExpectedImprovement`.
+
+    Parameters
+    ----------
+    xi : float, default=0.0
+        Margin over the incumbent.
+    incumbent : {"observed", "mean"}, default="observed"
+        As in :class:`ExpectedImprovement`.
+    """
+
+    name = "pi"
+
+    def __call__(self, mean, var, state):
+        return special.ndtr(self._z(mean, var, state)[1])
+
+
+class LogExpectedImprovement(Acquisition):
+    """The logarithm of the expected improvement (:func:`log_expected_improvement`), which
+    keeps its precision where EI underflows (Ament et al. 2023).
+
+    Parameters
+    ----------
+    incumbent : {"observed", "mean"}, default="mean"
+        As in :class:`ExpectedImprovement`; the default is the noise-aware one.
+    """
+
+    name = "logei"
+
+    def __init__(self, incumbent: str = "mean") -> None:
+        self.incumbent = _check_incumbent(incumbent)
+
+    def __call__(self, mean, var, state):
+        best = state.incumbent(self.incumbent)
+        return log_expected_improvement(mean, np.sqrt(np.maximum(var, 0.0)), best)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(incumbent={self.incumbent!r})"
+
+
+#: The acquisitions an optimizer takes by name (any :class:`Acquisition` instance is taken too).
+ACQUISITIONS: dict[str, Callable[[], Acquisition]] = {
+    "ucb": UCB,
+    "logei": LogExpectedImprovement,
+}
+
+
+def make_acquisition(acquisition: str | Acquisition) -> Acquisition:
+    """An :class:`Acquisition` from a name of :data:`ACQUISITIONS` or an instance."""
+    if isinstance(acquisition, Acquisition):
+        return acquisition
+    if isinstance(acquisition, str) and acquisition in ACQUISITIONS:
+        return ACQUISITIONS[acquisition]()
+    raise ValueError(
+        f"acquisition must be one of {sorted(ACQUISITIONS)} or a privtune.acquisition."
+        f"Acquisition instance (e.g. ExpectedImprovement()), got {acquisition!r}."
+    )
 
 
 def log_h(z: np.ndarray) -> np.ndarray:
@@ -180,7 +366,7 @@ def raw_samples(rng: np.random.Generator, n: int, dim: int, scheme: str = "unifo
 
 
 def maximize(
-    acq: Acquisition,
+    acq: Objective,
     dim: int,
     rng: np.random.Generator,
     *,

@@ -201,9 +201,7 @@ def test_first_order_ucb_is_the_exact_inner_maximum_for_a_linear_family():
     C = np.random.default_rng(3).random((40, 2))
     picks = {}
     for acq in ("first-order", "joint"):
-        opt = GOUCB(
-            2, model=_LinearModel(2), n_explore=4, horizon=16, beta=0.3, acquisition=acq, seed=2
-        )
+        opt = GOUCB(2, model=_LinearModel(2), n_explore=4, horizon=16, beta=0.3, solver=acq, seed=2)
         for _ in range(9):
             x = opt.ask(candidates=C)
             opt.tell(x, _quadratic(x))
@@ -212,13 +210,13 @@ def test_first_order_ucb_is_the_exact_inner_maximum_for_a_linear_family():
 
 
 def test_joint_ascent_stays_in_the_ball_and_beats_the_centre():
-    opt = GOUCB(3, n_explore=4, horizon=16, beta=0.2, acquisition="joint", seed=4)
+    opt = GOUCB(3, n_explore=4, horizon=16, beta=0.2, solver="joint", seed=4)
     for _ in range(8):
         x = opt.ask()
         assert np.all((x >= 0) & (x <= 1))
         opt.tell(x, _quadratic(x))
     S = opt._Sigma_inv
-    opt.acquisition = "first-order"
+    opt.solver = "first-order"
     first_order = opt._propose(None, None)
 
     def ucb(Z):
@@ -252,7 +250,7 @@ def test_replaying_the_history_gives_the_same_model_and_proposal():
 
 @pytest.mark.parametrize("acquisition", ["joint", "first-order"])
 def test_pending_points_shrink_the_ball_and_spread_a_batch(acquisition):
-    opt = GOUCB(2, n_explore=4, horizon=16, beta=0.1, seed=5, acquisition=acquisition)
+    opt = GOUCB(2, n_explore=4, horizon=16, beta=0.1, seed=5, solver=acquisition)
     for _ in range(8):
         x = opt.ask()
         opt.tell(x, _quadratic(x))
@@ -318,7 +316,7 @@ def test_go_ucb_sampler_runs_phase_one_then_the_model():
         lambda t: _quadratic(np.array([t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)])),
         n_trials=12,
     )
-    opt = sampler._replays[(study._study_id, study.study_name)]._optimizer
+    opt = sampler.engine.replay((study._study_id, study.study_name)).optimizer
     assert (opt.n_explore, opt.horizon, opt.phase, opt.t) == (4, 12, 2, 11)
     # the phase I draws are uniform draws of the optimizer's seed; the model picks after them
     rec = sampler.recommend(study)

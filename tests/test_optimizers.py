@@ -6,7 +6,9 @@ import pytest
 from privtune.acquisition import BASELINE_LEVEL
 from privtune.kernels import SE, Matern
 from privtune.optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
+from privtune.optimizers.base import BaseOptimizer
 from privtune.optimizers.moma_gp_ucb import median_of_means_index
+from privtune.space import SearchSpace
 
 ALL = [GPUCB, TGPUCB, ATAGPUCB, MoMAGPUCB, RandomSearch]
 
@@ -120,7 +122,7 @@ def test_ldp_tgp_truncation_level_and_beta_follow_algorithm_2():
     L = 2 * (B + R) / eps
     assert opt.L == pytest.approx(L)
     for t in [1, 2, 10, 100]:
-        assert opt.b(t) == pytest.approx(B + R + L * math.log(t))
+        assert opt.b_t(t) == pytest.approx(B + R + L * math.log(t))
     # Line 8: a reward above b_t is replaced by 0, once, when it arrives (round 1: b_1 = B + R).
     opt.tell(np.array([0.5]), B + R + 0.01)
     opt.tell(np.array([0.2]), 1.0)
@@ -132,7 +134,7 @@ def test_ldp_tgp_truncation_level_and_beta_follow_algorithm_2():
         + 2
         * math.sqrt(2)
         / math.sqrt(lam)
-        * opt.b(2)
+        * opt.b_t(2)
         * math.sqrt(opt.gamma_t + math.log(1 / delta))
         + math.sqrt(K * (math.log(2) + 1)) / math.sqrt(lam)
     )
@@ -141,8 +143,8 @@ def test_ldp_tgp_truncation_level_and_beta_follow_algorithm_2():
 
 def test_non_private_tgp_truncation_grows_like_t_to_the_quarter():
     opt = TGPUCB(1, alpha=1.0, v=4.0)
-    assert opt.b(16) / opt.b(1) == pytest.approx(16**0.25)
-    assert opt.b(1) == pytest.approx(4.0**0.5)
+    assert opt.b_t(16) / opt.b_t(1) == pytest.approx(16**0.25)
+    assert opt.b_t(1) == pytest.approx(4.0**0.5)
 
 
 def test_ata_without_truncation_is_ridge_regression_in_feature_space():
@@ -328,3 +330,54 @@ def test_recommend_replaces_a_clearly_worse_baseline():
     assert opt.recommend(baseline=0)[0] == pytest.approx(0.3)
     prob = opt.probability_better(opt.X, opt.X[0])
     assert np.all(prob[1:] > 0.95) and prob[0] == 0.0  # the baseline does not beat itself
+
+
+# -- the two bases and the renamed arguments ----------------------------------------------------
+
+
+def test_kernel_settings_live_in_the_kernel_base_only():
+    from privtune.optimizers import GOUCB, QFFGPUCB
+    from privtune.optimizers.base import KernelOptimizer
+
+    for opt in (GPUCB(2), TGPUCB(2), RandomSearch(2), ATAGPUCB(2), MoMAGPUCB(2)):
+        assert isinstance(opt, KernelOptimizer)
+    for opt in (GOUCB(2), QFFGPUCB(2)):
+        assert isinstance(opt, BaseOptimizer) and not isinstance(opt, KernelOptimizer)
+        for name in ("kernel", "fit_lengthscale", "surrogate", "priors", "_rebuild"):
+            assert not hasattr(opt, name), (type(opt).__name__, name)
+        assert opt.lam > 0  # their own regulariser, documented on their own class
+
+
+def test_renamed_arguments_keep_a_deprecated_alias():
+    from privtune.optimizers import GOUCB, QFFGPUCB
+
+    with pytest.warns(FutureWarning, match="'m' is renamed 'm_bar'"):
+        old = QFFGPUCB(2, m=4)
+    assert old.m_bar == 4 and old.m == QFFGPUCB(2, m_bar=4).m == 2 * 4**2
+    with pytest.warns(FutureWarning, match="'m' is renamed 'n_frequencies'"):
+        rff = QFFGPUCB(2, features="rff", m=16, seed=0)
+    assert rff.n_frequencies == 16 and rff.m == QFFGPUCB(2, features="rff", n_frequencies=16).m
+    with pytest.warns(FutureWarning, match="'beta' is renamed 'privacy_beta'"):
+        assert QFFGPUCB(2, privacy="jdp", beta=0.2, horizon=8).privacy_beta == 0.2
+    with pytest.raises(TypeError, match=r"privacy_beta \(formerly beta\), not both"):
+        QFFGPUCB(2, beta=0.2, privacy_beta=0.3)
+    with pytest.warns(FutureWarning, match="'acquisition' is renamed 'solver'"):
+        assert GOUCB(2, acquisition="first-order").solver == "first-order"
+    opt = TGPUCB(1, epsilon=1.0)
+    with pytest.warns(FutureWarning, match="TGPUCB.b is renamed TGPUCB.b_t"):
+        assert opt.b(5) == opt.b_t(5)
+
+
+def test_a_qff_search_takes_the_old_privacy_beta_key_with_a_warning():
+    from privtune.tuning import TuningEngine
+
+    engine = TuningEngine("qff-ldp", epsilon=1.0, value_range=(0, 1))
+    new = TuningEngine(
+        "qff-ldp", epsilon=1.0, value_range=(0, 1), optimizer_kwargs={"privacy_beta": 0.2}
+    )
+    old = TuningEngine("qff-ldp", epsilon=1.0, value_range=(0, 1), optimizer_kwargs={"beta": 0.2})
+    assert new.curator().delta == old.curator().delta == 0.2 != engine.curator().delta
+    space = SearchSpace({"x": (0.0, 1.0)})
+    assert new.build(space, noise_seed=0).privacy_beta == 0.2
+    with pytest.warns(FutureWarning, match="privacy_beta"):
+        assert old.build(space, noise_seed=0).privacy_beta == 0.2

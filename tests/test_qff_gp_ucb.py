@@ -23,7 +23,7 @@ def test_non_private_qff_posterior_is_the_exact_gp_posterior():
     # With (near-)exact features, (Phi^T Phi + lam I)^{-1} Phi^T y = Phi(x)^T ... equals the GP
     # mean k(x, X)(K + lam I)^{-1} y, and the feature variance with lam = 1 the GP variance.
     X = np.random.default_rng(0).random((25, 2))
-    qff = QFFGPUCB(2, m=10, lengthscale=1.0, lam=1.0, seed=0)
+    qff = QFFGPUCB(2, m_bar=10, lengthscale=1.0, lam=1.0, seed=0)
     gp = GPUCB(2, kernel=SE(1.0), lam=1.0, seed=0)
     y = _tell(qff, X)
     gp.tell(X, y)
@@ -34,7 +34,7 @@ def test_non_private_qff_posterior_is_the_exact_gp_posterior():
 
 
 def test_the_server_reads_only_the_released_statistics():
-    opt = QFFGPUCB(2, m=6, privacy="jdp", alpha=1.0, horizon=64, noise_seed=3, seed=0)
+    opt = QFFGPUCB(2, m_bar=6, privacy="jdp", alpha=1.0, horizon=64, noise_seed=3, seed=0)
     _tell(opt, np.random.default_rng(2).random((20, 2)))
     Sigma_r, u_r = opt.private_parameters()
     V = Sigma_r + opt.lam * np.eye(opt.m)
@@ -51,7 +51,7 @@ def test_released_statistics_are_raw_statistics_plus_data_independent_noise(priv
     X = np.random.default_rng(5).random((30, 2))
     noises = []
     for y_seed in (0, 1):  # two data sets, the same noise seed
-        opt = QFFGPUCB(2, m=4, privacy=privacy, horizon=32, noise_seed=11, seed=0)
+        opt = QFFGPUCB(2, m_bar=4, privacy=privacy, horizon=32, noise_seed=11, seed=0)
         y = np.random.default_rng(y_seed).random(30)
         opt.tell(X, y)
         F = opt.phi(X)
@@ -68,11 +68,13 @@ def test_released_statistics_are_raw_statistics_plus_data_independent_noise(priv
 def test_noise_scales_and_shift_follow_the_lemmas():
     from privtune.privacy.gaussian import jdp_noise_std, local_jdp_noise_std, psd_shift
 
-    opt = QFFGPUCB(2, m=4, privacy="jdp", alpha=0.5, beta=0.1, horizon=1024, reward_bound=1.0)
+    opt = QFFGPUCB(
+        2, m_bar=4, privacy="jdp", alpha=0.5, privacy_beta=0.1, horizon=1024, reward_bound=1.0
+    )
     sigma = jdp_noise_std(0.5, 0.1, 1024, reward_bound=1.0)
     assert opt.noise_std == pytest.approx(sigma)
     assert opt._shift == pytest.approx(psd_shift(sigma, 11, opt.m, 1024, 0.05))
-    loc = QFFGPUCB(2, m=4, privacy="local-jdp", alpha=0.5, beta=0.1, horizon=1024)
+    loc = QFFGPUCB(2, m_bar=4, privacy="local-jdp", alpha=0.5, privacy_beta=0.1, horizon=1024)
     sx, su = local_jdp_noise_std(0.5, 0.1, loc.m)
     assert loc.noise_std == pytest.approx((sx, su))
     Lam = math.sqrt(1024) * (4 * math.sqrt(loc.m) + 2 * math.log(2 * 1024 / 0.05))
@@ -81,13 +83,13 @@ def test_noise_scales_and_shift_follow_the_lemmas():
 
 def test_decision_sets_change_every_round_and_replay_reproduces():
     rng = np.random.default_rng(6)
-    a = QFFGPUCB(2, m=6, privacy="jdp", horizon=16, noise_seed=1, seed=2)
+    a = QFFGPUCB(2, m_bar=6, privacy="jdp", horizon=16, noise_seed=1, seed=2)
     for _ in range(10):
         C = rng.random((25, 2))
         x = a.ask(candidates=C)
         assert any(np.array_equal(x, c) for c in C)
         a.tell(x, float(_f(x[None, :])[0]))
-    b = QFFGPUCB(2, m=6, privacy="jdp", horizon=16, noise_seed=1, seed=2)
+    b = QFFGPUCB(2, m_bar=6, privacy="jdp", horizon=16, noise_seed=1, seed=2)
     b.tell(a.X, a.y)
     np.testing.assert_array_equal(a.private_parameters()[0], b.private_parameters()[0])
     np.testing.assert_array_equal(a.recommend(), b.recommend())
@@ -98,7 +100,7 @@ def test_non_private_qff_gp_ucb_finds_the_best_arm():
     # plays average 0.043 below the best arm (fixed seeds); uniform play is 0.20 below and the
     # exact GP-UCB with the same kernel 0.040. Asserted: within 0.1, half of uniform's gap.
     rng = np.random.default_rng(7)
-    opt = QFFGPUCB(2, m=8, lengthscale=0.5, beta_scale=0.2, seed=0)
+    opt = QFFGPUCB(2, m_bar=8, lengthscale=0.5, beta_scale=0.2, seed=0)
     gaps = []
     for _ in range(60):
         C = rng.random((25, 2))
@@ -127,17 +129,17 @@ def test_bad_input_is_named(kwargs, match):
 def test_too_many_quadrature_features_suggest_the_alternatives():
     with pytest.raises(ValueError, match=r"additive=True.*RandomFourierFeatures"):
         QFFGPUCB(20)  # 2 * 4^20 features
-    assert QFFGPUCB(20, additive=True, m=6).m == 2 * 6 * 20
+    assert QFFGPUCB(20, additive=True, m_bar=6).m == 2 * 6 * 20
 
 
 def test_candidates_with_the_wrong_dimension_are_refused():
-    opt = QFFGPUCB(2, m=4)
+    opt = QFFGPUCB(2, m_bar=4)
     with pytest.raises(ValueError, match="candidates must have 2 columns"):
         opt.ask(candidates=np.zeros((5, 3)))
 
 
 def test_the_jdp_tree_refuses_rewards_beyond_its_horizon_before_recording_them():
-    opt = QFFGPUCB(2, m=4, privacy="jdp", horizon=3, noise_seed=0)
+    opt = QFFGPUCB(2, m_bar=4, privacy="jdp", horizon=3, noise_seed=0)
     opt.tell(np.full((3, 2), 0.5), np.zeros(3))
     with pytest.raises(ValueError, match="horizon=3 rewards"):
         opt.tell(np.full(2, 0.5), 1.0)
@@ -150,7 +152,7 @@ def test_the_continuous_search_never_reads_the_raw_rewards(privacy):
     # and the points it played, never the told rewards: scrambling them changes no proposal.
     opt = QFFGPUCB(
         2,
-        m=6,
+        m_bar=6,
         privacy=privacy,
         alpha=1.0,
         horizon=64,
@@ -179,7 +181,13 @@ def test_client_noised_rewards_give_the_statistics_of_algorithm_3():
     diffs = []
     for k in range(K):
         opt = QFFGPUCB(
-            1, m=3, privacy="local-jdp", client_noise=True, reward_bound=1.0, noise_seed=k, seed=0
+            1,
+            m_bar=3,
+            privacy="local-jdp",
+            client_noise=True,
+            reward_bound=1.0,
+            noise_seed=k,
+            seed=0,
         )
         opt.tell(x, y + client.normal(0.0, opt.client_reward_noise_std))
         diffs.append(opt.private_parameters()[1] - y * opt.phi(x[None, :])[0])
@@ -192,7 +200,7 @@ def test_client_noised_rewards_give_the_statistics_of_algorithm_3():
 def test_the_privatizer_clips_rewards_to_the_bound():
     released = []
     for y in (1.0, 5.0):  # a reward beyond reward_bound counts as the bound
-        opt = QFFGPUCB(1, m=3, privacy="jdp", reward_bound=1.0, horizon=8, noise_seed=2, seed=0)
+        opt = QFFGPUCB(1, m_bar=3, privacy="jdp", reward_bound=1.0, horizon=8, noise_seed=2, seed=0)
         opt.tell(np.array([0.4]), y)
         released.append(opt.private_parameters())
     np.testing.assert_allclose(released[0][1], released[1][1])
@@ -205,6 +213,6 @@ def test_client_noise_is_for_local_jdp_only():
 
 def test_poor_quadrature_warns_with_the_measured_error():
     with pytest.warns(RuntimeWarning, match="more nodes"):
-        QFFGPUCB(3, m=4, lengthscale=0.2, additive=True)
+        QFFGPUCB(3, m_bar=4, lengthscale=0.2, additive=True)
     # Ten nodes at lengthscale 0.3 err by 3e-3 per coordinate: no warning.
-    assert QFFGPUCB(3, m=10, lengthscale=0.3, additive=True).phi.coordinate_error() < 5e-3
+    assert QFFGPUCB(3, m_bar=10, lengthscale=0.3, additive=True).phi.coordinate_error() < 5e-3

@@ -35,7 +35,7 @@ from scipy import linalg
 
 from ..features import NystromEmbedding, ridge_leverage_sample
 from ..gp import GaussianProcess
-from .base import BaseOptimizer, _check_unit_interval, check_alpha
+from .base import KernelOptimizer, _check_unit_interval, check_alpha
 
 __all__ = ["DEFAULT_Q", "NystromModel", "NystromOptimizer", "check_q", "default_q"]
 
@@ -175,7 +175,7 @@ class NystromModel:
         return posterior
 
 
-class NystromOptimizer(BaseOptimizer):
+class NystromOptimizer(KernelOptimizer):
     """Shared machinery of ATA- and MoMA-GP-UCB: the parameters of the Nyström dictionary and
     the approximate posterior of :class:`NystromModel`.
 
@@ -192,7 +192,7 @@ class NystromOptimizer(BaseOptimizer):
     nystrom_accuracy : float, default=0.5
         The theorems' ``varepsilon`` in (0, 1).
     **kwargs
-        As in :class:`~privtune.optimizers.base.BaseOptimizer`.
+        As in :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
 
     def __init__(
@@ -257,9 +257,11 @@ class NystromOptimizer(BaseOptimizer):
     def _sample_model(self, X: np.ndarray, key: int) -> NystromModel:
         """Algorithm 4 over ``X`` with the current model's variances and the resolved ``q``."""
         _, sigma2_prev = self._model.posterior(X)
-        q = self.q
-        if q == "theory":
-            q = default_q(self._T(), self.delta, self.nystrom_accuracy)
+        q = (
+            default_q(self._T(), self.delta, self.nystrom_accuracy)
+            if self.q == "theory"
+            else float(self.q)
+        )
         return NystromModel.sample(self.kernel, self.lam, X, sigma2_prev, q, self._stream(key))
 
     def _posterior(self, X, P):

@@ -63,7 +63,7 @@ class ATAGPUCB(NystromOptimizer):
         ``epsilon`` (the curator's epsilon: the LDP version; ``None``: the non-private one),
         ``beta_scale`` (default: the class attribute ``default_beta_scale``, calibrated as
         described in the optimizers guide), ``kernel``, ``lam``, ``delta``, ``B``, ``R``,
-        ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
+        ``seed``, ... as in :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
 
     default_beta_scale = 0.002

@@ -29,21 +29,25 @@ import numpy as np
 from scipy import special
 
 from .._checks import check_float, check_int
-from ..acquisition import RAW_SAMPLING, log_expected_improvement, maximize, recommend_index
+from ..acquisition import (
+    RAW_SAMPLING,
+    Acquisition,
+    AcquisitionState,
+    make_acquisition,
+    maximize,
+    recommend_index,
+)
 from ..cube import Block, check_layout
 from ..gp import Priors
 from ..kernels import Kernel, fit_lengthscale, make_kernel
 
-__all__ = ["SURROGATES", "BaseOptimizer"]
+__all__ = ["SURROGATES", "BaseOptimizer", "KernelOptimizer"]
 
 _CUBE_TOL = 1e-9
 
 #: ``"fixed"``: the papers' model (``kernel`` and ``lam`` as given, zero mean); ``"fitted"``:
 #: the fitted ARD Matérn-5/2 GP of :mod:`privtune.gp`.
 SURROGATES = ("fixed", "fitted")
-
-#: The acquisition functions of :meth:`BaseOptimizer.ask`.
-ACQUISITIONS = ("ucb", "logei")
 
 
 def _check_positive(name: str, value, *, allow_none: bool = False):
@@ -93,26 +97,19 @@ def check_points(name: str, X, dim: int, *, allow_empty: bool = False) -> np.nda
 
 
 class BaseOptimizer:
-    """Base class of privtune's optimizers: validation, history, pending points, ask/tell.
+    """Base class of privtune's optimizers: validation, history, pending points, ask/tell, the
+    acquisition and the recommendation.
 
     Subclasses implement ``_observe`` (update the model with one reward), ``_posterior`` (mean
     and variance at query points, with optional pending points) and ``beta_t`` (the confidence
-    width for the next ask).
+    width for the next ask); an optimizer whose proposal is not the maximiser of an acquisition
+    over a posterior (GO-UCB) replaces ``_propose``. The settings of a kernel surrogate live one
+    level down, in :class:`KernelOptimizer`.
 
     Parameters
     ----------
     dim : int
         Dimension of the unit cube, ``dim >= 1``.
-    kernel : Kernel or str, default=SE(0.2)
-        Kernel of the surrogate (``"se"``, ``"matern52"``, ... or an instance).
-    lam : float, default=1.0
-        Regulariser ``lambda > 0`` (the surrogate's noise variance).
-    delta : float, default=0.05
-        Confidence parameter ``delta`` in (0, 1) of the high-probability bounds.
-    B : float, default=1.0
-        Bound on the RKHS norm of the objective, ``||f||_H <= B``.
-    R : float, default=1.0
-        Bound on the observation noise, ``|eta_t| <= R``.
     epsilon : float, optional
         LDP parameter of the curator that privatized the rewards; ``None`` for the non-private
         versions of the algorithms.
@@ -121,9 +118,6 @@ class BaseOptimizer:
         algorithm documents its default.
     seed : int, optional
         Seed of the optimizer's own randomness (tie-breaks, raw samples, Nyström sampling).
-    fit_lengthscale : bool, default=False
-        Refit the kernel lengthscale by ML-II on the told (possibly privatized) data whenever
-        the number of told rewards reaches a power of two (>= 8). Off for reproductions.
     snap : callable, optional
         Projection of cube points onto valid encodings (a search space's ``snap``), applied to
         every continuously optimised proposal.
@@ -131,30 +125,25 @@ class BaseOptimizer:
         Raw samples of the multi-start acquisition optimiser.
     n_restarts : int, default=3
         L-BFGS-B starts of the acquisition optimiser.
-    surrogate : {"fixed", "fitted"}, default="fixed"
-        ``"fixed"`` is the papers' model: ``kernel`` and ``lam`` as given, zero prior mean,
-        unit signal variance (the reproductions use it). ``"fitted"`` is the surrogate of
-        :mod:`privtune.gp`: ARD Matérn-5/2 over ``layout``, constant mean, signal variance,
-        lengthscales and a nugget fitted by MAP, rewards standardised, and each reward's known
-        noise variance (``noise_var``) fixed in the likelihood; ``kernel`` and ``lam`` are then
-        not used by the exact-GP optimizers.
     layout : sequence of privtune.cube.Block, optional
-        The parameters' blocks of coordinates (a search space's ``layout``): one lengthscale per
-        parameter in the fitted surrogate. Default: every coordinate is a real parameter.
+        The parameters' blocks of coordinates (a search space's ``layout``): the acquisition
+        optimiser enumerates integer and categorical blocks, and the fitted surrogate has one
+        lengthscale per parameter. Default: every coordinate is a real parameter.
     noise_var : float, default=0.0
         The known noise variance of a told reward, in reward units (the curator's: ``2 b^2``
-        for Laplace noise of scale ``b``), used by the fitted surrogate; :meth:`tell` can give
-        each reward its own.
-    priors : privtune.gp.Priors, optional
-        The priors of the fitted surrogate.
+        for Laplace noise of scale ``b``), for a model that uses it (the fitted surrogate);
+        :meth:`tell` can give each reward its own.
     raw_sampling : {"uniform", "sobol"}, default="uniform"
         The acquisition optimiser's raw samples (:func:`privtune.acquisition.raw_samples`);
         the tuning defaults use ``"sobol"``.
-    acquisition : {"ucb", "logei"}, default="ucb"
-        ``"ucb"``: ``mean + beta_t std``, the papers' acquisition. ``"logei"``: the logarithm
-        of the expected improvement over the best posterior mean among the told points (a
-        noise-aware incumbent; :func:`privtune.acquisition.log_expected_improvement`), an
-        option measured on the benchmarks page; ``beta_t`` is then not used.
+    acquisition : str or privtune.acquisition.Acquisition, default="ucb"
+        ``"ucb"`` (:class:`~privtune.acquisition.UCB`): ``mean + beta_t std``, the papers'
+        acquisition. ``"logei"`` (:class:`~privtune.acquisition.LogExpectedImprovement`): the
+        logarithm of the expected improvement over the best posterior mean among the told
+        points, an option measured on the benchmarks page; ``beta_t`` is then not used. Any
+        :class:`~privtune.acquisition.Acquisition` instance, e.g.
+        :class:`~privtune.acquisition.ExpectedImprovement` or
+        :class:`~privtune.acquisition.ProbabilityOfImprovement`.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -164,59 +153,32 @@ class BaseOptimizer:
         self,
         dim: int,
         *,
-        kernel: Kernel | str = "se",
-        lam: float = 1.0,
-        delta: float = 0.05,
-        B: float = 1.0,
-        R: float = 1.0,
         epsilon: float | None = None,
         beta_scale: float | None = None,
         seed: int | None = None,
-        fit_lengthscale: bool = False,
         snap: Callable[[np.ndarray], np.ndarray] | None = None,
         n_raw_samples: int = 512,
         n_restarts: int = 3,
-        surrogate: str = "fixed",
         layout: tuple[Block, ...] | None = None,
         noise_var: float = 0.0,
-        priors: Priors | None = None,
         raw_sampling: str = "uniform",
-        acquisition: str = "ucb",
+        acquisition: str | Acquisition = "ucb",
     ) -> None:
         self.dim = check_int("dim", dim)
-        self.kernel = make_kernel(kernel)
-        self.lam = _check_positive("lam", lam)
-        self.delta = _check_unit_interval("delta", delta)
-        self.B = _check_positive("B", B)
-        self.R = _check_positive("R", R)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
         self.beta_scale = _check_positive(
             "beta_scale", self.default_beta_scale if beta_scale is None else beta_scale
         )
         self.seed = seed
-        self.fit_lengthscale = bool(fit_lengthscale)
         self.snap = snap
         self.n_raw_samples = int(n_raw_samples)
         self.n_restarts = int(n_restarts)
-        if surrogate not in SURROGATES:
-            raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
-        self.surrogate = surrogate
-        if surrogate == "fitted" and self.fit_lengthscale:
-            raise ValueError(
-                "fit_lengthscale=True refits the fixed surrogate's single lengthscale; the "
-                'fitted surrogate fits its own. Use one or the other (surrogate="fixed").'
-            )
         self.layout = check_layout(layout, self.dim)
         self.noise_var = check_float("noise_var", noise_var, low=0.0, closed_low=True)
-        if priors is not None and not isinstance(priors, Priors):
-            raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
-        self.priors = priors
         if raw_sampling not in RAW_SAMPLING:
             raise ValueError(f"raw_sampling must be one of {RAW_SAMPLING}, got {raw_sampling!r}.")
         self.raw_sampling = raw_sampling
-        if acquisition not in ACQUISITIONS:
-            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}.")
-        self.acquisition = acquisition
+        self.acquisition = make_acquisition(acquisition)
         self._rng = np.random.default_rng(seed)
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -327,8 +289,7 @@ class BaseOptimizer:
             self._y.append(float(yi))
             self._v.append(float(vi))
             self._observe(xi, float(yi))
-            if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
-                self._refit_kernel()
+            self._after_observe()
 
     def clear_pending(self) -> None:
         """Forget every pending point (a caller that passes the current ones to each ask)."""
@@ -385,7 +346,7 @@ class BaseOptimizer:
         mean, var = self._posterior(np.vstack([X, x0]), None)
         return mean[:-1] - mean[-1], np.maximum(var[:-1], 0.0) + max(var[-1], 0.0)
 
-    def recommend_row(self, baseline: int | None = None) -> int:
+    def recommend_row(self, baseline: int | None = None, *, eligible=None) -> int:
         """Index of the told point with the best posterior mean (ties: the best told reward).
 
         The rule of :func:`privtune.acquisition.recommend_index`, over the told points in order;
@@ -396,6 +357,8 @@ class BaseOptimizer:
         baseline : int, optional
             Row of a told point to keep unless another beats it with posterior probability
             :data:`~privtune.acquisition.BASELINE_LEVEL` (see :meth:`probability_better`).
+        eligible : array_like of bool of shape (t,), optional
+            Rows that may be picked (default: all); e.g. not a failure's penalty.
 
         Returns
         -------
@@ -414,9 +377,14 @@ class BaseOptimizer:
                 )
             baseline = int(baseline)
             prob = self.probability_better(X, X[baseline])
-        best = recommend_index(self._mean(X), tiebreak=self.y, baseline=baseline, prob_better=prob)
-        # a configuration told several times: its first row
-        return int(np.flatnonzero(np.all(X == X[best], axis=1))[0])
+        best = recommend_index(
+            self._mean(X), tiebreak=self.y, eligible=eligible, baseline=baseline, prob_better=prob
+        )
+        # a configuration told several times: its first (eligible) row
+        same = np.all(X == X[best], axis=1)
+        if eligible is not None:
+            same &= np.asarray(eligible, dtype=bool)
+        return int(np.flatnonzero(same)[0])
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
@@ -458,9 +426,8 @@ class BaseOptimizer:
         """Posterior mean only (subclasses skip the variance, the costly part)."""
         return self._posterior(X, None)[0]
 
-    def _rebuild(self) -> None:  # pragma: no cover - abstract
-        """Recompute the model from the history (after the kernel changed)."""
-        raise NotImplementedError
+    def _after_observe(self) -> None:
+        """Called after each told reward (a kernel optimizer refits its lengthscale here)."""
 
     def _posterior_given(self, P: np.ndarray | None):
         """``Z -> (mean, variance)`` for the acquisition, given pending points ``P``.
@@ -479,25 +446,23 @@ class BaseOptimizer:
         return float(np.min(self._mean(self.X)))
 
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
+        """The maximiser of the acquisition over ``C`` or the cube, given pending points ``P``
+        (a uniform point in the start-up phase)."""
         if self._uniform:
             return self._uniform_point(C)
         posterior = self._posterior_given(P)
-        if self.acquisition == "logei":
-            # the incumbent is the best posterior mean among the told points (noise-aware)
-            best = float(np.max(self._mean(self.X))) if self.t else 0.0
+        acquisition = self.acquisition
+        state = AcquisitionState(
+            beta=lambda: self.beta,
+            best_observed=lambda: float(np.max(self.y)) if self.t else 0.0,
+            best_mean=lambda: float(np.max(self._mean(self.X))) if self.t else 0.0,
+        )
 
-            def logei(Z: np.ndarray) -> np.ndarray:
-                mean, var = posterior(Z)
-                return log_expected_improvement(mean, np.sqrt(np.maximum(var, 0.0)), best)
-
-            return self._maximize(logei, C)
-        beta = self.beta
-
-        def ucb(Z: np.ndarray) -> np.ndarray:
+        def acq(Z: np.ndarray) -> np.ndarray:
             mean, var = posterior(Z)
-            return mean + beta * np.sqrt(np.maximum(var, 0.0))
+            return acquisition(mean, var, state)
 
-        return self._maximize(ucb, C)
+        return self._maximize(acq, C)
 
     def _maximize(self, acq, C: np.ndarray | None, *, batched_gradient: bool = False):
         """Maximise ``acq`` over ``C`` or the cube with this optimizer's settings (raw samples,
@@ -563,6 +528,89 @@ class BaseOptimizer:
             if np.allclose(p, x, rtol=0.0, atol=1e-12):
                 del self._pending[i]
                 return
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dim={self.dim}, t={self.t})"
+
+
+class KernelOptimizer(BaseOptimizer):
+    """Base class of the optimizers with a kernel surrogate (the exact-GP and Nyström ones):
+    the kernel, the regulariser, the theorems' constants and the choice of surrogate.
+
+    Subclasses implement ``_rebuild`` (recompute the model from the history after the kernel
+    changed) besides the hooks of :class:`BaseOptimizer`.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the unit cube, ``dim >= 1``.
+    kernel : Kernel or str, default=SE(0.2)
+        Kernel of the surrogate (``"se"``, ``"matern52"``, ... or an instance).
+    lam : float, default=1.0
+        Regulariser ``lambda > 0`` (the surrogate's noise variance).
+    delta : float, default=0.05
+        Confidence parameter ``delta`` in (0, 1) of the high-probability bounds.
+    B : float, default=1.0
+        Bound on the RKHS norm of the objective, ``||f||_H <= B``.
+    R : float, default=1.0
+        Bound on the observation noise, ``|eta_t| <= R``.
+    fit_lengthscale : bool, default=False
+        Refit the kernel lengthscale by ML-II on the told (possibly privatized) data whenever
+        the number of told rewards reaches a power of two (>= 8). Off for reproductions.
+    surrogate : {"fixed", "fitted"}, default="fixed"
+        ``"fixed"`` is the papers' model: ``kernel`` and ``lam`` as given, zero prior mean,
+        unit signal variance (the reproductions use it). ``"fitted"`` is the surrogate of
+        :mod:`privtune.gp`: ARD Matérn-5/2 over ``layout``, constant mean, signal variance,
+        lengthscales and a nugget fitted by MAP, rewards standardised, and each reward's known
+        noise variance (``noise_var``) fixed in the likelihood; ``kernel`` and ``lam`` are then
+        not used by the exact-GP optimizers.
+    priors : privtune.gp.Priors, optional
+        The priors of the fitted surrogate.
+    **kwargs
+        ``epsilon``, ``beta_scale``, ``seed``, ``snap``, ``layout``, ``noise_var``,
+        ``acquisition``, ... as in :class:`BaseOptimizer`.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        kernel: Kernel | str = "se",
+        lam: float = 1.0,
+        delta: float = 0.05,
+        B: float = 1.0,
+        R: float = 1.0,
+        fit_lengthscale: bool = False,
+        surrogate: str = "fixed",
+        priors: Priors | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(dim, **kwargs)
+        self.kernel = make_kernel(kernel)
+        self.lam = _check_positive("lam", lam)
+        self.delta = _check_unit_interval("delta", delta)
+        self.B = _check_positive("B", B)
+        self.R = _check_positive("R", R)
+        self.fit_lengthscale = bool(fit_lengthscale)
+        if surrogate not in SURROGATES:
+            raise ValueError(f"surrogate must be one of {SURROGATES}, got {surrogate!r}.")
+        self.surrogate = surrogate
+        if surrogate == "fitted" and self.fit_lengthscale:
+            raise ValueError(
+                "fit_lengthscale=True refits the fixed surrogate's single lengthscale; the "
+                'fitted surrogate fits its own. Use one or the other (surrogate="fixed").'
+            )
+        if priors is not None and not isinstance(priors, Priors):
+            raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
+        self.priors = priors
+
+    def _after_observe(self) -> None:
+        if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
+            self._refit_kernel()
+
+    def _rebuild(self) -> None:  # pragma: no cover - abstract
+        """Recompute the model from the history (after the kernel changed)."""
+        raise NotImplementedError
 
     def _refit_kernel(self) -> None:
         self.kernel = fit_lengthscale(self.kernel, self.X, self.y, self.lam)

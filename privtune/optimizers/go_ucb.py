@@ -35,13 +35,14 @@ from collections.abc import Callable
 import numpy as np
 from scipy import linalg, optimize
 
-from .._checks import check_int
+from .._checks import UNSET, check_int, renamed
 from ..parametric import ParametricModel, TwoLayerNetwork, check_model
 from .base import BaseOptimizer, _check_positive
 
 __all__ = ["GOUCB"]
 
-_ACQUISITIONS = ("first-order", "joint")
+#: How step 5 (the optimistic maximisation over ``x`` and ``w``) is solved.
+SOLVERS = ("first-order", "joint")
 
 
 class GOUCB(BaseOptimizer):
@@ -59,11 +60,11 @@ class GOUCB(BaseOptimizer):
       ``1e-11``, which leaves the network at its initialisation. Here the least-squares
       problem of eq. 2 is solved by L-BFGS-B with analytic gradients from ``n_oracle_starts``
       random initialisations, keeping the best fit.
-    - **Step 5.** ``acquisition="joint"`` (the default) maximises over ``x`` and ``w``
+    - **Step 5.** ``solver="joint"`` (the default) maximises over ``x`` and ``w``
       together by projected gradient ascent (Adam steps in ``x``, normalised steps in ``v``)
       from several starts: ``w = w_hat_t + L v`` with ``L L^T = Sigma_t^{-1}``, so the ball
       is ``||v|| <= sqrt(beta_t)`` and the projection is exact. The paper uses plain gradient
-      ascent (2000 steps, learning rate ``1e-4``). ``acquisition="first-order"`` maximises
+      ascent (2000 steps, learning rate ``1e-4``). ``solver="first-order"`` maximises
       the closed form of the inner problem for the linearised model,
       ``f_x(w_hat_t) + sqrt(beta_t) ||grad_w f_x(w_hat_t)||_{Sigma_t^{-1}}``, with the
       acquisition optimiser of the GP algorithms.
@@ -73,8 +74,8 @@ class GOUCB(BaseOptimizer):
       (``d_w^3 = 1.7e8`` for the 20-dimensional network) and ``w_hat_t`` so stiff that
       Phase II learns almost nothing from its own rewards.
 
-    The defaults (``acquisition``, both scales) were chosen on problems disjoint from the
-    reported ones (``python benchmarks/go_ucb.py calibrate``: realizable random networks in 5
+    The defaults (``solver``, both scales) were chosen on problems disjoint from the
+    reported ones (``python -m benchmarks.go_ucb calibrate``: realizable random networks in 5
     and 10 dimensions, Ackley-10 and Levy-10, ``n = 8``, ``T = 64``, seeds 1000 and 1001):
     among ``beta_scale`` in ``1e-12 ... 1e-4`` and ``lam`` in ``{App. D.1's, 1, 0.01}``, the
     lowest cumulative regret relative to random search, averaged over the problems, was
@@ -111,8 +112,9 @@ class GOUCB(BaseOptimizer):
         Multiplies App. D.1's ``beta_t``; default ``default_beta_scale``.
     F : float, default=1.0
         Bound ``|f| <= F`` of App. D.1's ``beta_t`` (rewards in ``[-1, 1]`` give 1).
-    acquisition : {"joint", "first-order"}, default="joint"
-        How step 5 is solved (see above).
+    solver : {"joint", "first-order"}, default="joint"
+        How step 5 is solved (see above); its acquisition is always the upper confidence
+        bound over ``Ball_t``. Formerly ``acquisition``, a deprecated alias for one release.
     n_oracle_starts : int, default=5
         Random initialisations of the regression oracle.
     oracle_maxiter : int, default=500
@@ -163,7 +165,7 @@ class GOUCB(BaseOptimizer):
         beta: float | Callable[[int], float] | None = None,
         beta_scale: float | None = None,
         F: float = 1.0,
-        acquisition: str = "joint",
+        solver: str = UNSET,
         n_oracle_starts: int = 5,
         oracle_maxiter: int = 500,
         n_ascent_starts: int = 8,
@@ -174,13 +176,13 @@ class GOUCB(BaseOptimizer):
         snap: Callable[[np.ndarray], np.ndarray] | None = None,
         n_raw_samples: int = 512,
         n_restarts: int = 3,
+        acquisition: str = UNSET,
     ) -> None:
         T = 100 if horizon is None else check_int("horizon", horizon)
         if lam is None:
             lam = self.default_lam_scale * math.sqrt(T) * max(math.log(T), 1.0) ** 2
         super().__init__(
             dim,
-            lam=lam,
             epsilon=epsilon,
             beta_scale=beta_scale,
             seed=seed,
@@ -188,6 +190,8 @@ class GOUCB(BaseOptimizer):
             n_raw_samples=n_raw_samples,
             n_restarts=n_restarts,
         )
+        #: Regularisation weight ``lambda > 0`` of eqs. 3-5.
+        self.lam = _check_positive("lam", lam)
         self.horizon = T
         if n_explore is None:
             n_explore = min(T, max(2, math.ceil(math.sqrt(T))))
@@ -202,11 +206,11 @@ class GOUCB(BaseOptimizer):
             beta = _check_positive("beta", beta)
         self._beta_arg = beta
         self.F = _check_positive("F", F)
-        if acquisition not in _ACQUISITIONS:
-            raise ValueError(
-                f"acquisition must be one of {list(_ACQUISITIONS)}, got {acquisition!r}."
-            )
-        self.acquisition = acquisition
+        name = "solver" if acquisition is UNSET else "acquisition"  # the name the caller used
+        solver = renamed("GOUCB", "acquisition", "solver", acquisition, solver, "joint")
+        if solver not in SOLVERS:
+            raise ValueError(f"{name} must be one of {list(SOLVERS)}, got {solver!r}.")
+        self.solver = solver
         self.n_oracle_starts = check_int("n_oracle_starts", n_oracle_starts)
         self.oracle_maxiter = check_int("oracle_maxiter", oracle_maxiter)
         self.n_ascent_starts = check_int("n_ascent_starts", n_ascent_starts)
@@ -366,9 +370,6 @@ class GOUCB(BaseOptimizer):
     def _mean(self, X: np.ndarray) -> np.ndarray:
         return self.model.value(X, self._current_w())
 
-    def _rebuild(self) -> None:  # pragma: no cover - GO-UCB has no kernel to refit
-        raise NotImplementedError
-
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         if self._uniform or self.phase == 1:
             return self._uniform_point(C)
@@ -381,7 +382,7 @@ class GOUCB(BaseOptimizer):
             width = np.sqrt(np.maximum(np.sum((G @ S) * G, axis=1), 0.0))
             return model.value(Z, w) + root_beta * width
 
-        if self.acquisition == "first-order":
+        if self.solver == "first-order":
             return self._maximize(ucb, C, batched_gradient=True)
         return self._joint_ascent(ucb, w, S, root_beta, C)[0]
 
@@ -452,5 +453,5 @@ class GOUCB(BaseOptimizer):
     def __repr__(self) -> str:
         return (
             f"GOUCB(dim={self.dim}, t={self.t}, phase={self.phase}, model={self.model!r}, "
-            f"acquisition={self.acquisition!r})"
+            f"solver={self.solver!r})"
         )

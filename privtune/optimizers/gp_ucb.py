@@ -23,16 +23,17 @@ gamma_t          empirical information gain 1/2 ln det(I + K_t / noise), the com
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ..gp import GaussianProcess
-from .base import BaseOptimizer, check_alpha
+from .base import KernelOptimizer, check_alpha
 
 __all__ = ["GPUCB", "TGPUCB", "RandomSearch"]
 
 
-class _ExactGPOptimizer(BaseOptimizer):
+class _ExactGPOptimizer(KernelOptimizer):
     """Shared machinery of the exact-GP optimizers."""
 
     def __init__(self, dim: int, **kwargs) -> None:
@@ -93,7 +94,7 @@ class GPUCB(_ExactGPOptimizer):
         ``epsilon`` (the curator's epsilon: the LDP version; ``None``: the non-private one),
         ``beta_scale`` (default: the class attribute ``default_beta_scale``, calibrated as
         described in the optimizers guide), ``kernel``, ``lam``, ``delta``, ``B``, ``R``,
-        ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
+        ``seed``, ... as in :class:`~privtune.optimizers.base.KernelOptimizer`.
 
     Examples
     --------
@@ -153,7 +154,7 @@ class TGPUCB(_ExactGPOptimizer):
         ``epsilon`` (the curator's epsilon: the LDP version; ``None``: the non-private one),
         ``beta_scale`` (default: the class attribute ``default_beta_scale``, calibrated as
         described in the optimizers guide), ``kernel``, ``lam``, ``delta``, ``B``, ``R``,
-        ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
+        ``seed``, ... as in :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
 
     default_beta_scale = 0.0005
@@ -180,15 +181,25 @@ class TGPUCB(_ExactGPOptimizer):
             raise AttributeError("L is defined for the LDP version only (epsilon is None).")
         return 2.0 * (self.B + self.R) / self.epsilon
 
-    def b(self, t: int) -> float:
+    def b_t(self, t: int) -> float:
         """Truncation level ``b_t`` for round ``t >= 1`` (``ln 0`` is read as 0)."""
         t = max(int(t), 1)
         if self.epsilon is not None:
             return self.B + self.R + self.L * math.log(t)
         return self.v ** (1.0 / (1.0 + self.alpha)) * t ** (1.0 / (2.0 * (1.0 + self.alpha)))
 
+    def b(self, t: int) -> float:
+        """Deprecated alias of :meth:`b_t` (the name of ATA-GP-UCB's and the papers'), for one
+        release."""
+        warnings.warn(
+            "TGPUCB.b is renamed TGPUCB.b_t; the old name will be removed in the next release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.b_t(t)
+
     def _transform_reward(self, y: float, t: int) -> float:
-        b_t = self.b(t)
+        b_t = self.b_t(t)
         if self.epsilon is None:
             self._bias_sq += (self.v / b_t**self.alpha) ** 2
         centre = self._gp.centre
@@ -196,7 +207,7 @@ class TGPUCB(_ExactGPOptimizer):
 
     def beta_t(self) -> float:
         t = self.t + 1  # the round the next ask plays
-        b_prev = self.b(t - 1)
+        b_prev = self.b_t(t - 1)
         width = (
             2.0
             * math.sqrt(2.0 / self.lam)
@@ -231,7 +242,7 @@ class RandomSearch(_ExactGPOptimizer):
         Dimension of the unit cube.
     **kwargs
         ``kernel``, ``lam``, ``seed``, ``snap``, ... as in
-        :class:`~privtune.optimizers.base.BaseOptimizer`.
+        :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
 
     def beta_t(self) -> float:

@@ -108,7 +108,7 @@ class MoMAGPUCB(NystromOptimizer):
         ``epsilon`` (the curator's epsilon: the LDP version; ``None``: the non-private one),
         ``beta_scale`` (default: the class attribute ``default_beta_scale``, calibrated as
         described in the optimizers guide), ``kernel``, ``lam``, ``delta``, ``B``, ``R``,
-        ``seed``, ... as in :class:`~privtune.optimizers.base.BaseOptimizer`.
+        ``seed``, ... as in :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
 
     default_beta_scale = 0.01
@@ -191,7 +191,9 @@ class MoMAGPUCB(NystromOptimizer):
     def _update(self) -> None:
         n = self.n_epochs
         X = np.array([e.x for e in self._done])
-        Y = self._model_rewards([e.ys for e in self._done])  # (n, k): row i holds y_{i,1..k}
+        Y = self._model_rewards(
+            np.array([e.ys for e in self._done])
+        )  # (n, k): row i holds y_{i,1..k}
         model = self._sample_model(X, n)
         if model.m:
             Theta = model.solve(model.Phi.T @ Y)  # (m, k): theta_{n,j}

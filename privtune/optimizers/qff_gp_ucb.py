@@ -38,7 +38,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import linalg
 
-from .._checks import check_int
+from .._checks import UNSET, check_int, renamed
+from ..acquisition import Acquisition
 from ..features import QuadratureFourierFeatures, RandomFourierFeatures
 from ..privacy.gaussian import (
     TreeAggregation,
@@ -78,14 +79,18 @@ class QFFGPUCB(BaseOptimizer):
         The privacy model.
     alpha : float, default=1.0
         ``alpha > 0`` of (alpha, beta)-(local) JDP.
-    beta : float, default=0.1
-        ``beta`` in (0, 1) of (alpha, beta)-(local) JDP. (The confidence width of the
-        acquisition is :meth:`beta_t`, not this.)
-    m : int, optional
-        ``m_bar``, the quadrature nodes per dimension (``"qff"``; default 8 for ``dim <= 2``,
-        else 4), or the number of random frequencies (``"rff"``; default 128). The feature
-        dimension is ``2 m_bar^dim`` (QFF), ``2 m`` (RFF), times ``dim`` and without the
-        power for ``additive=True``.
+    privacy_beta : float, default=0.1
+        ``beta`` in (0, 1) of (alpha, beta)-(local) JDP, the privacy failure probability.
+        (The confidence width of the acquisition is :meth:`beta_t`, not this.) Formerly
+        ``beta``, a deprecated alias for one release.
+    m_bar : int, optional
+        ``"qff"``: ``m_bar``, the quadrature nodes per dimension (default 8 for ``dim <= 2``,
+        else 4). The feature count :attr:`m` is ``2 m_bar^dim``, or ``2 m_bar dim`` with
+        ``additive=True``.
+    n_frequencies : int, optional
+        ``"rff"``: the number of random frequencies (default 128); :attr:`m` is
+        ``2 n_frequencies`` (times ``dim`` with ``additive=True``). ``m``, the former name of
+        both ``m_bar`` and ``n_frequencies``, is a deprecated alias for one release.
     lengthscale : float, default=1.0
         Lengthscale ``nu`` of the squared-exponential kernel (Sec. 6 uses 1).
     additive : bool, default=False
@@ -114,11 +119,13 @@ class QFFGPUCB(BaseOptimizer):
     beta_scale : float, optional
         Multiplies Theorem 1's ``beta_t^{1/2}``; default ``default_beta_scale = 0.03``,
         calibrated on the setting of Sec. 6.1 with trials disjoint from the reported ones
-        (``python benchmarks/dubey.py calibrate``): mean cumulative regret at ``T = 1024``
+        (``python -m benchmarks.dubey calibrate``): mean cumulative regret at ``T = 1024``
         without privacy 534 with the theory's ``beta_t`` (as random play), 122 at 0.1, 16 at
         0.03 and 45 at 0.01; with JDP at ``alpha = 1`` every scale stays near random play.
     seed : int, optional
         Seed of the acquisition's raw samples and of random features.
+    acquisition : str or privtune.acquisition.Acquisition, default="ucb"
+        As in :class:`~privtune.optimizers.base.BaseOptimizer` (eq. 8 is ``"ucb"``).
     noise_seed : int, optional
         Seed of the privacy noise, for experiments only. Default: drawn once from the
         operating system when the optimizer is built, so a replay in the same object adds
@@ -141,8 +148,9 @@ class QFFGPUCB(BaseOptimizer):
         features: str = "qff",
         privacy: str | None = None,
         alpha: float = 1.0,
-        beta: float = 0.1,
-        m: int | None = None,
+        privacy_beta: float = UNSET,
+        m_bar: int | None = UNSET,
+        n_frequencies: int | None = UNSET,
         lengthscale: float = 1.0,
         additive: bool = False,
         lam: float = 1.0,
@@ -158,17 +166,27 @@ class QFFGPUCB(BaseOptimizer):
         snap: Callable[[np.ndarray], np.ndarray] | None = None,
         n_raw_samples: int = 512,
         n_restarts: int = 3,
+        acquisition: str | Acquisition = "ucb",
+        m: int | None = UNSET,
+        beta: float = UNSET,
     ) -> None:
         super().__init__(
             dim,
-            lam=lam,
-            B=B,
             beta_scale=beta_scale,
             seed=seed,
             snap=snap,
             n_raw_samples=n_raw_samples,
             n_restarts=n_restarts,
+            acquisition=acquisition,
         )
+        privacy_beta = renamed("QFFGPUCB", "beta", "privacy_beta", beta, privacy_beta, 0.1)
+        nodes = m_bar if features == "qff" else n_frequencies
+        nodes = renamed(
+            "QFFGPUCB", "m", "m_bar" if features == "qff" else "n_frequencies", m, nodes, None
+        )
+        #: Regulariser ``lambda > 0`` of ``V_t`` and the bound ``B`` on ``||f||_H``.
+        self.lam = _check_positive("lam", lam)
+        self.B = _check_positive("B", B)
         if features not in _FEATURES:
             raise ValueError(f"features must be one of {list(_FEATURES)}, got {features!r}.")
         if privacy not in _PRIVACY:
@@ -176,9 +194,15 @@ class QFFGPUCB(BaseOptimizer):
         self.features_kind = features
         self.privacy = privacy
         if privacy is not None:
-            alpha, beta = check_alpha_beta(alpha, beta)
+            alpha, privacy_beta = check_alpha_beta(alpha, privacy_beta, beta_name="privacy_beta")
+            if self.acquisition.reads_rewards:
+                raise ValueError(
+                    f"acquisition={self.acquisition!r} reads the best told reward, which with "
+                    f"privacy={privacy!r} is raw data the server may not see; use "
+                    "incumbent='mean' (the released posterior) or 'ucb'."
+                )
         self.alpha = float(alpha)
-        self.privacy_beta = float(beta)
+        self.privacy_beta = float(privacy_beta)
         self.horizon = check_int("horizon", horizon)
         self.rho = _check_positive("rho", rho)
         self.reward_bound = (
@@ -192,8 +216,11 @@ class QFFGPUCB(BaseOptimizer):
         self.zeta = float(zeta)
         if not 0.0 < self.zeta < 1.0:
             raise ValueError(f"zeta must be in the open interval (0, 1), got {zeta!r}.")
+        self.phi: QuadratureFourierFeatures | RandomFourierFeatures
         if features == "qff":
-            m_bar = (8 if self.dim <= 2 else 4) if m is None else m
+            m_bar = (8 if self.dim <= 2 else 4) if nodes is None else nodes
+            #: Quadrature nodes per dimension (``"qff"``).
+            self.m_bar = int(m_bar)
             self.phi = QuadratureFourierFeatures(self.dim, m_bar, lengthscale, additive=additive)
             self.approx_error = self.phi.error_bound()
             measured = self.phi.coordinate_error()
@@ -202,17 +229,19 @@ class QFFGPUCB(BaseOptimizer):
                     f"Quadrature features with m={m_bar} nodes per dimension approximate the "
                     f"SE kernel of lengthscale {float(np.min(lengthscale)):g} with an error of "
                     f"{measured:.2g} (of a kernel whose largest value is 1): the model is not "
-                    "the GP it stands for. Use more nodes (m) or a longer lengthscale.",
+                    "the GP it stands for. Use more nodes (m_bar) or a longer lengthscale.",
                     RuntimeWarning,
                     stacklevel=2,
                 )
         else:
-            n_freq = 128 if m is None else m
+            n_freq = 128 if nodes is None else nodes
+            self.n_frequencies = int(n_freq)
             self.phi = RandomFourierFeatures(
                 self.dim, n_freq, lengthscale, additive=additive, seed=seed
             )
             # the O(n^{-1/2}) rate with constant 1: RFF have no deterministic bound
             self.approx_error = 1.0 / math.sqrt(n_freq)
+        #: The feature count ``m`` of the paper (not ``m_bar``).
         self.m = self.phi.n_features
         if noise_seed is None:
             noise_seed = int(np.random.SeedSequence().generate_state(1)[0])
@@ -222,6 +251,9 @@ class QFFGPUCB(BaseOptimizer):
     # -- the privatizer / clients -----------------------------------------------------------
     def _reset_statistics(self) -> None:
         m, T = self.m, self.horizon
+        #: sigma (joint DP) or (sigma_x, sigma_u) (local joint DP)
+        self.noise_std: float | tuple[float, float] = 0.0
+        self._local_std = (0.0, 0.0)
         self._shift = 0.0
         self._lambda_min = 0.0
         self._lambda_max = 0.0
@@ -250,7 +282,7 @@ class QFFGPUCB(BaseOptimizer):
             sx, su = local_jdp_noise_std(
                 self.alpha, self.privacy_beta, m, B=self.B, reward_bound=self.reward_bound
             )
-            self.noise_std = (sx, su)
+            self.noise_std = self._local_std = (sx, su)
             Lam = math.sqrt(T) * (4.0 * math.sqrt(m) + 2.0 * math.log(2.0 * T / self.zeta))
             self._shift = 2.0 * sx * Lam
             self._lambda_min, self._lambda_max = sx * Lam, 3.0 * sx * Lam
@@ -279,7 +311,7 @@ class QFFGPUCB(BaseOptimizer):
         ``Phi(x)`` has the same standard deviation)."""
         if self.privacy != "local-jdp":
             raise AttributeError("client_reward_noise_std is defined for privacy='local-jdp'.")
-        return float(self.noise_std[1])
+        return float(self._local_std[1])
 
     def _observe(self, x: np.ndarray, y: float) -> None:
         f = self.phi(x[None, :])[0]
@@ -289,7 +321,7 @@ class QFFGPUCB(BaseOptimizer):
             z = np.append(f, y)
             self._tree.add(np.outer(z, z))
         elif self.privacy == "local-jdp":
-            sx, su = self.noise_std
+            sx, su = self._local_std
             rng = np.random.default_rng([self.noise_seed, self.t])  # this client's noise
             self._Sigma_sum += np.outer(f, f) + symmetric_gaussian(self.m, sx, rng)
             n = rng.normal(0.0, su, self.m)
@@ -369,9 +401,6 @@ class QFFGPUCB(BaseOptimizer):
             + self._kappa / rho
             + math.sqrt(max(det_term, 0.0) + 2.0 * math.log(2.0 / self.zeta))
         )
-
-    def _rebuild(self) -> None:  # pragma: no cover - the features are fixed
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         return (
