@@ -2,40 +2,44 @@
 
 The theory's confidence widths make every algorithm explore almost uniformly at the horizons
 used here (see docs/benchmarks.md), so each algorithm's ``beta_scale`` default is chosen on the
-synthetic problem of ``zhou_tan.py`` -- on trial seeds 1000+, disjoint from the seeds 0..9 that
-the reported reproduction uses, so the reported numbers are not tuned on themselves.
+synthetic problem of :mod:`benchmarks.zhou_tan` -- on trial seeds 1000+, disjoint from the
+seeds 0..9 that the reported reproduction uses, so the reported numbers are not tuned on
+themselves.
 
 Usage::
 
-    python benchmarks/calibrate_defaults.py            # T = 300, 10 trials per cell
+    python -m benchmarks.calibrate_defaults            # T = 300, 10 trials per cell
+    python -m benchmarks.calibrate_defaults --quick    # T = 20, 2 trials per cell (a smoke run)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from benchmarks.zhou_tan import run_trial
 
 GRID_BETA = [1.0, 0.2, 0.05, 0.01, 0.002, 0.0005]
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Run the calibration; returns the results written to ``<out>/calibration.json``."""
+    parser = harness.make_parser(__doc__, quick="T = 20, 2 trials per cell")
     parser.add_argument("--T", type=int, default=300)
     parser.add_argument("--trials", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
+    if args.quick:
+        args.T, args.trials = 20, 2
     trials = range(1000, 1000 + args.trials)
     cells = [("ldp", "se", 1.0), ("heavy", "se", None)]
     out: dict = {"T": args.T, "trials": list(trials), "beta_scale": {}, "moma_k": {}, "q": {}}
 
-    def mean_regret(alg: str, setting, kernel, eps, overrides) -> float:
+    def mean_regret(
+        alg: str, setting: str, kernel: str, eps: float | None, overrides: dict
+    ) -> float:
         return float(
             np.mean(
                 [run_trial(alg, setting, kernel, eps, args.T, s, overrides)[-1] for s in trials]
@@ -75,8 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
                 )
                 print(alg, setting, "q", q, round(rowq[str(q)], 1), file=sys.stderr)
             out["q"].setdefault(alg, {})[setting] = rowq
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "calibration.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "calibration.json", out)
     print(json.dumps(out, indent=1))
     return out
 

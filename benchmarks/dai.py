@@ -35,9 +35,9 @@ parties of the best validation AUC after 60 rounds (and after 20), against the p
 
 Usage::
 
-    python benchmarks/dai.py synthetic      # 70 runs, resumable; dai_synthetic.json/.png
-    python benchmarks/dai.py svm            # 70 runs, resumable; dai_svm.json/.png
-    python benchmarks/dai.py --quick        # tiny (tests)
+    python -m benchmarks.dai synthetic      # 70 runs, resumable; dai_synthetic.json/.png
+    python -m benchmarks.dai svm            # 70 runs, resumable; dai_svm.json/.png
+    python -m benchmarks.dai --quick        # tiny (tests)
 """
 
 from __future__ import annotations
@@ -47,22 +47,19 @@ import functools
 import json
 import math
 import os
-import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.runs import run_missing
+from benchmarks import harness
 from privtune.features import RandomFourierFeatures
 from privtune.federated import DPFTSServer, FederatedRunner, FTSAgent, SubRegions
 from privtune.privacy import default_delta, subsampled_gaussian_epsilon
-
-OUT = Path(__file__).resolve().parent / "results"
 
 #: name -> (P, server: None | "fts" | dict(q, z, S))
 SYNTHETIC_SETTINGS = {
@@ -179,26 +176,17 @@ def run_synthetic(
     }
 
 
-def _load_runs(bench_dir: Path, names, runs, tag: str, compute) -> list[dict]:
-    """The runs saved under ``bench_dir / "runs"``, computing the missing ones here."""
-    runs_dir = bench_dir / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for run in runs:
-        for name in names:
-            path = runs_dir / f"{name.replace(' ', '_')}-{run}-{tag}.json"
-            res = run_missing(path, functools.partial(compute, name, run))
-            if res is not None:
-                print(f"{path.name}: {res['seconds']:.0f} s", file=sys.stderr, flush=True)
-            if path.exists():
-                rows.append(json.loads(path.read_text()))
-    return rows
-
-
-def _mean_se(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
-    R = np.array([r[key] for r in rows], dtype=float)
-    se = R.std(axis=0, ddof=1) / math.sqrt(len(R)) if len(R) > 1 else np.zeros(R.shape[1:])
-    return R.mean(axis=0), se
+def _load_runs(
+    out: Path, benchmark: str, names: list[str], runs: list[int], tag: str, compute: Callable
+) -> list[dict]:
+    """The runs ``compute(name, run)`` of ``benchmark`` saved under ``out``, computing the
+    missing ones here (:func:`benchmarks.harness.collect_runs`)."""
+    tasks = [
+        (f"{name.replace(' ', '_')}-{run}-{tag}.json", functools.partial(compute, name, run))
+        for run in runs
+        for name in names
+    ]
+    return harness.collect_runs(harness.runs_dir(out, benchmark), tasks)
 
 
 def _epsilons(q: float, z: float, steps: int, delta: float) -> dict:
@@ -208,17 +196,18 @@ def _epsilons(q: float, z: float, steps: int, delta: float) -> dict:
     }
 
 
-def synthetic(args) -> dict:
+def synthetic(args: argparse.Namespace) -> dict:
+    """App. B.1: the runs of ``args`` not saved yet, then the summary and the plot."""
     tag = f"N{args.N}-T{args.T}"
     compute = functools.partial(run_synthetic, N=args.N, T=args.T)
-    rows = _load_runs(args.out / "dai_synthetic", args.settings, args.runs, tag, compute)
+    rows = _load_runs(args.out, "dai_synthetic", args.settings, args.runs, tag, compute)
     delta = default_delta(args.N)
     summary = {}
     for name in args.settings:
         mine = [r for r in rows if r["setting"] == name]
         if not mine:
             continue
-        mean, se = _mean_se(mine, "simple_regret")
+        mean, se = harness.mean_se([r["simple_regret"] for r in mine], single=0.0)
         entry = {
             "n_runs": len(mine),
             "mean": mean.tolist(),
@@ -242,47 +231,32 @@ def synthetic(args) -> dict:
         summary[name] = entry
     out = {"benchmark": "dai_synthetic", "N": args.N, "T": args.T, "delta": delta}
     out["summary"] = summary
-    (args.out / "dai_synthetic.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "dai_synthetic.json", out)
     _plot_synthetic(summary, args.out / "dai_synthetic.png")
     print(json.dumps({k: round(v["final_mean"], 4) for k, v in summary.items()}))
     return out
 
 
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra
-        return None
-    return plt
-
-
 def _plot_synthetic(summary: dict, path: Path) -> None:
-    plt = _pyplot()
-    if plt is None:  # pragma: no cover
+    plt = harness.pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), 3.4))
     for ax, (title, keys) in zip(axes, PANELS.items(), strict=True):
         for key in keys:
             if key not in summary:
                 continue
-            mean, se = np.array(summary[key]["mean"]), np.array(summary[key]["se"])
-            t = np.arange(mean.size)
+            mean, se = summary[key]["mean"], summary[key]["se"]
             label = LABELS.get(key, key)
             if "epsilon" in summary[key]:
                 label += f" (eps {summary[key]['epsilon']['pld']:.2f})"
-            ax.plot(t, mean, label=label)
-            ax.fill_between(t, mean - se, mean + se, alpha=0.2)
+            harness.plot_band(ax, mean, se, np.arange(len(mean)), label=label)
         ax.set_yscale("log")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("round t (0: after initialization)")
         ax.set_ylabel("simple regret")
         ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 # -- federated SVM tuning ----------------------------------------------------------------------
@@ -340,6 +314,24 @@ def _tpe_alone(search, pairs, run: int, n_trials: int) -> np.ndarray:
 
 
 def run_svm(setting: str, run: int, n_parties: int, n_iter: int) -> dict:
+    """One run of the federated SVM tuning: each party's best validation AUC per evaluation.
+
+    Parameters
+    ----------
+    setting : str
+        A key of ``SVM_SETTINGS``.
+    run : int
+        The seed of the search and of its noise (and of TPE's samplers).
+    n_parties : int
+        Parties (shards of the digits).
+    n_iter : int
+        Rounds after each party's 10 initial evaluations.
+
+    Returns
+    -------
+    dict
+        ``best_auc`` (mean over parties, per evaluation), the privacy loss and clipping counts.
+    """
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
@@ -385,17 +377,18 @@ def run_svm(setting: str, run: int, n_parties: int, n_iter: int) -> dict:
     }
 
 
-def svm(args) -> dict:
+def svm(args: argparse.Namespace) -> dict:
+    """Federated SVM tuning: the runs of ``args`` not saved yet, then the summary and plot."""
     tag = f"N{args.parties}-T{args.n_iter}"
     compute = functools.partial(run_svm, n_parties=args.parties, n_iter=args.n_iter)
-    rows = _load_runs(args.out / "dai_svm", args.settings, args.runs, tag, compute)
+    rows = _load_runs(args.out, "dai_svm", args.settings, args.runs, tag, compute)
     n_init = 10
     summary = {}
     for name in args.settings:
         mine = [r for r in rows if r["setting"] == name]
         if not mine:
             continue
-        mean, se = _mean_se(mine, "best_auc")
+        mean, se = harness.mean_se([r["best_auc"] for r in mine], single=0.0)
         at = {"20": n_init + min(20, args.n_iter) - 1, str(args.n_iter): mean.size - 1}
         summary[name] = {
             "n_runs": len(mine),
@@ -416,15 +409,15 @@ def svm(args) -> dict:
         "delta": default_delta(args.parties),
         "summary": summary,
     }
-    (args.out / "dai_svm.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "dai_svm.json", out)
     _plot_svm(summary, args.n_iter, args.out / "dai_svm.png")
     print(json.dumps({k: round(v["best_auc"][str(args.n_iter)], 4) for k, v in summary.items()}))
     return out
 
 
 def _plot_svm(summary: dict, n_iter: int, path: Path) -> None:
-    plt = _pyplot()
-    if plt is None:  # pragma: no cover
+    plt = harness.pyplot()
+    if plt is None:
         return
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     key = str(n_iter)
@@ -452,15 +445,12 @@ def _plot_svm(summary: dict, n_iter: int, path: Path) -> None:
     right.set_ylabel("1 - best validation AUC")
     right.set_yscale("log")
     right.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--quick", action="store_true", help="a tiny run (tests)")
+    """Run a part (or, with ``--quick``, a tiny run of both); returns its summary."""
+    parser = harness.make_parser(__doc__)
     sub = parser.add_subparsers(dest="part")
     p = sub.add_parser("synthetic")
     p.add_argument("--settings", nargs="+", default=list(SYNTHETIC_SETTINGS))
@@ -472,7 +462,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--runs", nargs="+", type=int, default=list(range(5)))
     p.add_argument("--parties", type=int, default=20)
     p.add_argument("--n-iter", type=int, default=60)
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     if args.quick:
         svm(
             argparse.Namespace(

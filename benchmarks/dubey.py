@@ -50,11 +50,11 @@ nothing else about the set-up, so the rest is ours:
 
 Usage::
 
-    python benchmarks/dubey.py calibrate        # beta_scale on disjoint trials
-    python benchmarks/dubey.py synthetic        # 180 runs, resumable; dubey_synthetic.json/.png
-    python benchmarks/dubey.py timing           # seconds per round for m = 64, 256, 1024
-    python benchmarks/dubey.py table1           # 150 runs, resumable; dubey_table1.json/.png
-    python benchmarks/dubey.py --quick          # tiny (tests)
+    python -m benchmarks.dubey calibrate        # beta_scale on disjoint trials
+    python -m benchmarks.dubey synthetic        # 180 runs, resumable; dubey_synthetic.json/.png
+    python -m benchmarks.dubey timing           # seconds per round for m = 64, 256, 1024
+    python -m benchmarks.dubey table1           # 150 runs, resumable; dubey_table1.json/.png
+    python -m benchmarks.dubey --quick          # tiny (tests)
 """
 
 from __future__ import annotations
@@ -66,17 +66,16 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.runs import run_missing
+from benchmarks import harness
 from privtune.optimizers import QFFGPUCB
 
-OUT = Path(__file__).resolve().parent / "results"
 SETTINGS = {
     "random": "random",
     "non-private": None,
@@ -97,7 +96,7 @@ def _ball(rng: np.random.Generator, k: int, radius: float = 2.0) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi)], axis=1)
 
 
-def make_function(rng: np.random.Generator):
+def make_function(rng: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
     """``f = sum_i a_i k(x_i, .)`` with a maximum above 0.85 on the disc."""
     while True:
         centres = _ball(rng, 4)
@@ -111,7 +110,9 @@ def make_function(rng: np.random.Generator):
             return f
 
 
-def decision_set(f, rng: np.random.Generator, n: int = 25) -> np.ndarray:
+def decision_set(
+    f: Callable[[np.ndarray], np.ndarray], rng: np.random.Generator, n: int = 25
+) -> np.ndarray:
     """``n`` arms from the disc: one with ``f >= 0.8``, the others with ``f <= 0.6``."""
     good, bad = [], []
     while not good or len(bad) < n - 1:
@@ -124,33 +125,75 @@ def decision_set(f, rng: np.random.Generator, n: int = 25) -> np.ndarray:
     return arms[rng.permutation(n)]
 
 
+class UniformPlay:
+    """Uniform play, the reference: a uniform row of the decision set, or a uniform point of the
+    cube without one, drawn from the run's generator ``rng``; it learns nothing."""
+
+    def __init__(self, dim: int, rng: np.random.Generator) -> None:
+        self.dim = dim
+        self.rng = rng
+
+    def ask(self, candidates: np.ndarray | None = None) -> np.ndarray:
+        """A uniform row of ``candidates``, or a uniform point of the unit cube."""
+        if candidates is None:
+            return self.rng.random(self.dim)
+        return candidates[self.rng.integers(len(candidates))]
+
+    def tell(self, x: np.ndarray, y: float) -> None:
+        """Ignore a reward."""
+
+
 def run_trial(
     setting: str, trial: int, T: int, m_bar: int, beta_scale: float | None = None
 ) -> dict:
+    """One trial of Sec. 6.1: ``T`` rounds of ``setting`` among fresh decision sets.
+
+    Parameters
+    ----------
+    setting : str
+        A key of ``SETTINGS``.
+    trial : int
+        The seed of the function, the decision sets, the rewards and the optimizer.
+    T : int
+        Rounds, also the JDP tree's horizon.
+    m_bar : int
+        QFF nodes per dimension.
+    beta_scale : float, optional
+        Overrides ``QFFGPUCB``'s default.
+
+    Returns
+    -------
+    dict
+        The settings, the feature count, ``cumulative_regret`` per round and the seconds.
+    """
     rng = np.random.default_rng([trial, 2021])
     f = make_function(rng)
     privacy = SETTINGS[setting]
-    kwargs = {"m": m_bar, "lengthscale": 0.25, "horizon": T, "rho": 0.5, "reward_bound": 1.0}
+    kwargs = {"m_bar": m_bar, "lengthscale": 0.25, "horizon": T, "rho": 0.5, "reward_bound": 1.0}
     if beta_scale is not None:
         kwargs["beta_scale"] = beta_scale
     if privacy == "random":  # uniform play among the arms: the reference
-        kwargs["m"] = 1
+        kwargs["m_bar"] = 1
         privacy = None
     if privacy is not None:
-        kwargs.update(privacy="jdp", alpha=privacy[0], beta=privacy[1], noise_seed=trial)
+        kwargs.update(privacy="jdp", alpha=privacy[0], privacy_beta=privacy[1], noise_seed=trial)
     opt = QFFGPUCB(2, seed=trial, **kwargs)
     regret = []
-    t0 = time.perf_counter()
-    for _ in range(T):
+    best = 0.0  # the best arm's value in the current round
+
+    def arms() -> np.ndarray:
+        nonlocal best
         D = decision_set(f, rng)
-        if setting == "random":
-            u = (D[rng.integers(len(D))] + 2.0) / 4.0
-        else:
-            u = opt.ask(candidates=(D + 2.0) / 4.0)
-        x = 4.0 * u - 2.0
-        fx = float(f(x[None, :])[0])
-        regret.append(float(f(D).max()) - fx)
-        opt.tell(u, float(rng.random() < fx))
+        best = float(f(D).max())
+        return (D + 2.0) / 4.0
+
+    def evaluate(u: np.ndarray) -> float:
+        fx = float(f((4.0 * u - 2.0)[None, :])[0])
+        regret.append(best - fx)
+        return float(rng.random() < fx)
+
+    t0 = time.perf_counter()
+    harness.drive(UniformPlay(2, rng) if setting == "random" else opt, T, evaluate, candidates=arms)
     return {
         "setting": setting,
         "trial": trial,
@@ -173,35 +216,29 @@ def grid_error(m_bar: int) -> float:
     return float(np.abs(P @ P.T - q.kernel(X, X)).max())
 
 
-def _run_or_load(path: Path, compute) -> list[dict]:
-    """The run saved at ``path`` (computed here unless saved or claimed elsewhere), as a list
-    of zero or one rows."""
-    res = run_missing(path, compute)
-    if res is not None:
-        print(
-            f"{path.name}: R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)",
-            file=sys.stderr,
-            flush=True,
+def _describe(res: dict) -> str:
+    """A run's progress line: its final cumulative regret and seconds."""
+    return f"R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)"
+
+
+def synthetic(args: argparse.Namespace) -> dict:
+    """Sec. 6.1: the runs of ``args`` not saved yet, then the summary and the plot."""
+    tasks = [
+        (
+            f"{setting}-{trial}-T{args.T}.json",
+            functools.partial(run_trial, setting, trial, args.T, args.m_bar),
         )
-    return [json.loads(path.read_text())] if path.exists() else []
-
-
-def synthetic(args) -> dict:
-    runs_dir = args.out / "dubey_synthetic" / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for trial in args.trials:
-        for setting in args.settings:
-            path = runs_dir / f"{setting}-{trial}-T{args.T}.json"
-            compute = functools.partial(run_trial, setting, trial, args.T, args.m_bar)
-            rows.extend(_run_or_load(path, compute))
+        for trial in args.trials
+        for setting in args.settings
+    ]
+    rows = harness.collect_runs(harness.runs_dir(args.out, "dubey_synthetic"), tasks, _describe)
     summary = {}
     for setting in args.settings:
         R = np.array([r["cumulative_regret"] for r in rows if r["setting"] == setting])
         if not len(R):
             continue
         k = R.shape[0]
-        se = R.std(axis=0, ddof=1) / math.sqrt(k) if k > 1 else np.zeros(R.shape[1])
+        se = harness.mean_se(R, single=0.0)[1]
         summary[setting] = {
             "n_trials": k,
             "mean": R.mean(axis=0).tolist(),
@@ -219,19 +256,15 @@ def synthetic(args) -> dict:
         "grid_error": grid_error(args.m_bar),
         "summary": summary,
     }
-    (args.out / "dubey_synthetic.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "dubey_synthetic.json", out)
     _plot(summary, args.out / "dubey_synthetic.png")
     print(json.dumps({s: round(v["final_mean"], 1) for s, v in summary.items()}))
     return out
 
 
 def _plot(summary: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra
+    plt = harness.pyplot()
+    if plt is None:
         return
     panels = {
         "Fig. 1: alpha (beta = 0.1)": [
@@ -256,18 +289,13 @@ def _plot(summary: dict, path: Path) -> None:
         for key in keys:
             if key not in summary:
                 continue
-            mean, se = np.array(summary[key]["mean"]), np.array(summary[key]["se"])
-            t = np.arange(1, mean.size + 1)
             label = "alpha=1, beta=0.1" if key == "alpha=1" else key
-            ax.plot(t, mean, label=label)
-            ax.fill_between(t, mean - se, mean + se, alpha=0.2)
+            harness.plot_band(ax, summary[key]["mean"], summary[key]["se"], label=label)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 TABLE1_SETTINGS = {
@@ -405,14 +433,14 @@ def run_table1(
     d = len(spec["lo"])
     rng = np.random.default_rng([trial, list(FUNCTIONS).index(function), 2021])
     privacy = TABLE1_SETTINGS[setting]
-    opt = None
+    opt = None  # uniform play
     if privacy != "random":
         kwargs = {}
         if privacy is not None:
-            kwargs = {"privacy": "jdp", "alpha": privacy, "beta": 0.1, "noise_seed": trial}
+            kwargs = {"privacy": "jdp", "alpha": privacy, "privacy_beta": 0.1, "noise_seed": trial}
         opt = QFFGPUCB(
             d,
-            m=spec["m_bar"],
+            m_bar=spec["m_bar"],
             additive=spec["additive"],
             lengthscale=spec["lengthscale"],
             horizon=T,
@@ -424,15 +452,17 @@ def run_table1(
             **kwargs,
         )
     ts = sorted({*range(every, T + 1, every), T})
-    curve, total = [], 0.0
+    values = []
+
+    def evaluate(u: np.ndarray) -> float:
+        values.append(float(normalized(function, u[None, :])[0]))
+        return float(rng.random() < values[-1])
+
     t0 = time.perf_counter()
-    for t in range(1, T + 1):
-        u = rng.random(d) if opt is None else opt.ask()
-        fx = float(normalized(function, u[None, :])[0])
+    harness.drive(UniformPlay(d, rng) if opt is None else opt, T, evaluate)
+    curve, total = [], 0.0
+    for t, fx in enumerate(values, start=1):
         total += 1.0 - fx
-        reward = float(rng.random() < fx)
-        if opt is not None:
-            opt.tell(u, reward)
         if t == ts[len(curve)]:
             curve.append(total)
     return {
@@ -452,19 +482,18 @@ def run_table1(
     }
 
 
-def table1(args) -> dict:
+def table1(args: argparse.Namespace) -> dict:
     """Table 1: every (function, setting, trial) run not on disk, then the summary and plot."""
-    runs_dir = args.out / "dubey_table1" / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for trial in args.trials:
-        for function in args.functions:
-            for setting in args.settings:
-                path = runs_dir / f"{function}-{setting}-{trial}-T{args.T}.json"
-                compute = functools.partial(
-                    run_table1, function, setting, trial, args.T, args.n_raw
-                )
-                rows.extend(_run_or_load(path, compute))
+    tasks = [
+        (
+            f"{function}-{setting}-{trial}-T{args.T}.json",
+            functools.partial(run_table1, function, setting, trial, args.T, args.n_raw),
+        )
+        for trial in args.trials
+        for function in args.functions
+        for setting in args.settings
+    ]
+    rows = harness.collect_runs(harness.runs_dir(args.out, "dubey_table1"), tasks, _describe)
     summary: dict = {}
     for function in args.functions:
         for setting in args.settings:
@@ -473,7 +502,7 @@ def table1(args) -> dict:
                 continue
             R = np.array([r["cumulative_regret"] for r in sel])
             k = R.shape[0]
-            se = R.std(axis=0, ddof=1) / math.sqrt(k) if k > 1 else np.zeros(R.shape[1])
+            se = harness.mean_se(R, single=0.0)[1]
             ts = sel[0]["t"]
             tail = args.T // 10  # regret per round over the last tenth of the rounds
             start = ts.index(args.T - tail) if args.T - tail in ts else None
@@ -500,7 +529,7 @@ def table1(args) -> dict:
         "ranges": {f: [FUNCTIONS[f]["f_min"], FUNCTIONS[f]["f_max"]] for f in args.functions},
         "summary": summary,
     }
-    (args.out / "dubey_table1.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "dubey_table1.json", out)
     _plot_table1(summary, args.T, args.out / "dubey_table1.png")
     print(
         json.dumps(
@@ -517,32 +546,25 @@ def table1(args) -> dict:
 
 
 def _plot_table1(summary: dict, T: int, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra
+    plt = harness.pyplot()
+    if plt is None:
         return
     titles = {"camel": "Camelback (2-D)", "styb": "Styblinski-Tang-20", "mw": "Michalewicz-10"}
     fig, axes = plt.subplots(1, len(summary), figsize=(4 * len(summary), 3.6), squeeze=False)
     for ax, (function, cells) in zip(axes[0], summary.items(), strict=True):
         for i, (setting, v) in enumerate(cells.items()):
-            t, mean, se = np.array(v["t"]), np.array(v["mean"]), np.array(v["se"])
-            (line,) = ax.plot(t, mean, label=f"{setting} (n={v['n_trials']})", color=f"C{i}")
-            ax.fill_between(t, mean - se, mean + se, alpha=0.2, color=line.get_color())
+            label = f"{setting} (n={v['n_trials']})"
+            line = harness.plot_band(ax, v["mean"], v["se"], v["t"], label=label, color=f"C{i}")
             if v["paper"] is not None and T == 10_000:
                 ax.plot([T], [v["paper"]], "x", color=line.get_color(), ms=7)
         ax.set_title(f"{titles.get(function, function)}; x: paper's Table 1", fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
-def calibrate(args) -> dict:
+def calibrate(args: argparse.Namespace) -> dict:
     """``beta_scale`` on trials disjoint from the reported ones (1000 and up)."""
     res: dict = {}
     for setting in args.settings:
@@ -561,12 +583,12 @@ def calibrate(args) -> dict:
         "mean_cumulative_regret": res,
         "best_beta_scale": best,
     }
-    (args.out / "dubey_calibration.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "dubey_calibration.json", out)
     print(json.dumps(out))
     return out
 
 
-def timing(args) -> dict:
+def timing(args: argparse.Namespace) -> dict:
     """Seconds per round (one ask among 25 arms and one tell) for ``m`` features.
 
     Random Fourier features with ``m / 2`` frequencies give exactly ``m`` features. Measured
@@ -580,7 +602,13 @@ def timing(args) -> dict:
     for m in args.m:
         for privacy in (None, "jdp", "local-jdp"):
             opt = QFFGPUCB(
-                2, features="rff", m=m // 2, privacy=privacy, horizon=4096, seed=0, noise_seed=0
+                2,
+                features="rff",
+                n_frequencies=m // 2,
+                privacy=privacy,
+                horizon=4096,
+                seed=0,
+                noise_seed=0,
             )
             opt.tell(rng.random((args.history, 2)), rng.random(args.history))
             t0 = time.perf_counter()
@@ -601,15 +629,14 @@ def timing(args) -> dict:
         "seconds_per_round": res,
         "exact_gp_ucb_seconds_per_round": (time.perf_counter() - t0) / 20,
     }
-    (args.out / "dubey_timing.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "dubey_timing.json", out)
     print(json.dumps(out))
     return out
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--quick", action="store_true", help="a tiny run (tests)")
+    """Run a part (or, with ``--quick``, a tiny run of timing, Table 1 and Sec. 6.1)."""
+    parser = harness.make_parser(__doc__)
     sub = parser.add_subparsers(dest="part")
     p = sub.add_parser("synthetic")
     p.add_argument("--settings", nargs="+", default=list(SETTINGS))
@@ -631,7 +658,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = sub.add_parser("timing")
     p.add_argument("--m", nargs="+", type=int, default=[64, 256, 1024])
     p.add_argument("--history", type=int, default=1000)
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     if args.quick:
         quick = argparse.Namespace(
             settings=["non-private", "alpha=1"], trials=[0, 1], T=16, m_bar=12, out=args.out

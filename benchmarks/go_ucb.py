@@ -6,7 +6,7 @@ the run's seed, GO-UCB's Phase I):
 
 - ``go-ucb``: :class:`privtune.optimizers.GOUCB` with its defaults (``n_explore = n``,
   ``horizon = T``; the joint ascent over ``x`` and ``w``); ``go-ucb-first-order``: the same
-  with ``acquisition="first-order"``; ``go-ucb-d1``: App. D.1's settings taken literally
+  with ``solver="first-order"``; ``go-ucb-d1``: App. D.1's settings taken literally
   (:class:`PaperD1GOUCB`, synthetic only);
 - ``gp-ucb``, ``gp-ei``, ``gp-pi``: privtune's exact GP with the tuning defaults of
   :func:`privtune.tuning.make_optimizer` (Matérn-5/2, lengthscale refitted by ML-II at 8, 16,
@@ -38,12 +38,12 @@ Time per ask (``timing``)
 
 Usage::
 
-    python benchmarks/go_ucb.py synthetic           # 75 runs; go_ucb_synthetic.json / .png
-    python benchmarks/go_ucb.py tuning run          # 225 runs, resumable, shareable
-    python benchmarks/go_ucb.py tuning summarize    # go_ucb_tuning.json / .md / .png
-    python benchmarks/go_ucb.py calibrate           # go_ucb_calibration.json
-    python benchmarks/go_ucb.py timing              # go_ucb_timing.json
-    python benchmarks/go_ucb.py --quick             # everything, tiny (tests)
+    python -m benchmarks.go_ucb synthetic           # 75 runs; go_ucb_synthetic.json / .png
+    python -m benchmarks.go_ucb tuning run          # 225 runs, resumable, shareable
+    python -m benchmarks.go_ucb tuning summarize    # go_ucb_tuning.json / .md / .png
+    python -m benchmarks.go_ucb calibrate           # go_ucb_calibration.json
+    python -m benchmarks.go_ucb timing              # go_ucb_timing.json
+    python -m benchmarks.go_ucb --quick             # everything, tiny (tests)
 """
 
 from __future__ import annotations
@@ -58,58 +58,34 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 from scipy import special
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from benchmarks.datasets import load_dataset
-from benchmarks.runs import run_missing
+from privtune.acquisition import ExpectedImprovement, ProbabilityOfImprovement
 from privtune.optimizers import GOUCB, GPUCB, BaseOptimizer
 from privtune.parametric import TwoLayerNetwork
 from privtune.presets import PRESETS, estimator_for
 from privtune.tuning import make_optimizer
 
-OUT = Path(__file__).resolve().parent / "results"
 METHODS = ["go-ucb", "go-ucb-first-order", "go-ucb-d1", "gp-ucb", "gp-ei", "gp-pi", "random"]
 NOISE_SD = 0.01  # App. D.1
 
 
 # -- baselines ------------------------------------------------------------------------------
-
-
-class _ImprovementGP(GPUCB):
-    """privtune's exact GP with expected improvement or probability of improvement."""
-
-    kind = "ei"
-    xi = 0.0
-
-    def _propose(self, C, P):
-        if self._uniform:
-            return self._uniform_point(C)
-        posterior = self._posterior_given(P)
-        best = float(np.max(self.y)) + self.xi
-
-        def acq(Z):
-            mean, var = posterior(Z)
-            sd = np.sqrt(np.maximum(var, 1e-18))
-            z = (mean - best) / sd
-            if self.kind == "pi":
-                return special.ndtr(z)
-            return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
-
-        return self._maximize(acq, C)
-
-
-class GPEI(_ImprovementGP):
-    kind, xi = "ei", 0.0
-
-
-class GPPI(_ImprovementGP):
-    kind, xi = "pi", 0.01
+#: The acquisitions of the GP baselines "gp-ei" and "gp-pi" (the library's): improvement over
+#: the best told reward, with the margins the GO-UCB paper's baselines use.
+IMPROVEMENT = {
+    "gp-ei": lambda: ExpectedImprovement(xi=0.0, incumbent="observed"),
+    "gp-pi": lambda: ProbabilityOfImprovement(xi=0.01, incumbent="observed"),
+}
 
 
 class PaperD1GOUCB(GOUCB):
@@ -152,20 +128,49 @@ class PaperD1GOUCB(GOUCB):
         return x
 
 
-def make_method(method: str, dim: int, n: int, T: int, seed: int, snap=None, **go_kwargs):
-    """The optimizer of ``method`` for a run with ``n`` uniform and ``T`` adaptive rounds."""
+def make_method(
+    method: str,
+    dim: int,
+    n: int,
+    T: int,
+    seed: int,
+    snap: Callable[[np.ndarray], np.ndarray] | None = None,
+    **go_kwargs: Any,
+) -> BaseOptimizer:
+    """The optimizer of ``method`` for a run with ``n`` uniform and ``T`` adaptive rounds.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    dim : int
+        The dimension of the unit cube.
+    n, T : int
+        The uniform (Phase I) and adaptive rounds.
+    seed : int
+        The optimizer's seed.
+    snap : callable, optional
+        Maps points of the cube to valid encodings (a search space's ``snap``).
+    **go_kwargs
+        Further arguments of :class:`~privtune.optimizers.GOUCB` (``go-ucb`` methods only).
+
+    Returns
+    -------
+    BaseOptimizer
+        The optimizer.
+    """
     if method == "go-ucb-d1":
         return PaperD1GOUCB(dim, n_explore=n, horizon=T, seed=seed, snap=snap)
     if method.startswith("go-ucb"):
         kwargs = {"n_explore": n, "horizon": T, "seed": seed, "snap": snap, **go_kwargs}
         if method == "go-ucb-first-order":
-            kwargs["acquisition"] = "first-order"
+            kwargs["solver"] = "first-order"
         return GOUCB(dim, **kwargs)
     if method in ("gp-ei", "gp-pi"):
         base = make_optimizer("gp-ucb", dim, seed=seed, snap=snap)
-        cls = GPEI if method == "gp-ei" else GPPI
-        return cls(
+        return GPUCB(
             dim,
+            acquisition=IMPROVEMENT[method](),
             kernel=base.kernel,
             fit_lengthscale=True,
             lam=base.lam,
@@ -178,22 +183,33 @@ def make_method(method: str, dim: int, n: int, T: int, seed: int, snap=None, **g
     return make_optimizer(algorithm, dim, seed=seed, snap=snap)
 
 
-def drive(opt: BaseOptimizer, n: int, rounds: int, evaluate, seed: int) -> list[np.ndarray]:
-    """Ask and tell ``rounds`` times; the first ``n`` points are the seed's uniform draws."""
+def run_rounds(
+    opt: BaseOptimizer, n: int, rounds: int, evaluate: Callable[[np.ndarray], float], seed: int
+) -> list[np.ndarray]:
+    """Ask and tell ``rounds`` times; the first ``n`` points are the seed's uniform draws.
+
+    Parameters
+    ----------
+    opt : BaseOptimizer
+        The optimizer (:func:`make_method`).
+    n : int
+        The uniform rounds, the same points for every method of a seed (GO-UCB's Phase I).
+    rounds : int
+        All rounds, ``n`` of them uniform.
+    evaluate : callable
+        The reward of a point of the cube.
+    seed : int
+        The seed of the uniform points.
+
+    Returns
+    -------
+    list of ndarray
+        The point of every round (:func:`benchmarks.harness.drive`).
+    """
     uniform = np.random.default_rng([seed, 12345]).random((n, opt.dim))
     if opt.snap is not None:
         uniform = opt.snap(uniform)
-    points = []
-    for t in range(rounds):
-        if t < n:
-            x = uniform[t]
-            opt.ask(uniform=True)
-            opt.clear_pending()
-        else:
-            x = opt.ask()
-        opt.tell(x, evaluate(x))
-        points.append(np.array(x))
-    return points
+    return harness.drive(opt, rounds, evaluate, warm_start=uniform)
 
 
 # -- synthetic functions (Sec. 6.1) ------------------------------------------------------------
@@ -245,7 +261,7 @@ def synthetic_run(name: str, method: str, seed: int, scale: float = 1.0) -> dict
 
     t0 = time.perf_counter()
     opt = make_method(method, 20, n, T, seed)
-    points = drive(opt, n, n + T, evaluate, seed)
+    points = run_rounds(opt, n, n + T, evaluate, seed)
     f_true = func(10 * np.array(points) - 5)
     return {
         "function": name,
@@ -258,52 +274,43 @@ def synthetic_run(name: str, method: str, seed: int, scale: float = 1.0) -> dict
     }
 
 
-def synthetic(args) -> dict:
-    runs_dir = args.out / "go_ucb_synthetic" / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    runs = []
-    for name, method, seed in itertools.product(args.functions, args.methods, args.seeds):
-        path = runs_dir / f"{name}-{method}-{seed}-{args.scale:g}.json"
-        res = run_missing(path, functools.partial(synthetic_run, name, method, seed, args.scale))
-        if res is not None:
-            print(
-                f"{name} {method} seed {seed}: R = {res['cumulative_regret'][-1]:.1f} "
-                f"({res['seconds']:.0f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-        if path.exists():
-            runs.append(json.loads(path.read_text()))
+def _regret_summary(curves: list[list[float]]) -> dict:
+    """Mean cumulative regret over repetitions, with the paper's Wald 95% half-width."""
+    R = np.asarray(curves, dtype=float)
+    mean, wald95 = harness.mean_se(R, z=1.96, single=0.0)
+    return {
+        "mean": mean.tolist(),
+        "wald95": wald95.tolist(),
+        "final_mean": float(R[:, -1].mean()),
+        "final_wald95": float(wald95[-1]),
+    }
+
+
+def synthetic(args: argparse.Namespace) -> dict:
+    """Sec. 6.1: the runs of ``args`` not saved yet, then the summary and the plot."""
+    grid = itertools.product(args.functions, args.methods, args.seeds)
+    tasks = [
+        (
+            f"{name}-{method}-{seed}-{args.scale:g}.json",
+            functools.partial(synthetic_run, name, method, seed, args.scale),
+        )
+        for name, method, seed in grid
+    ]
+    runs = harness.collect_runs(
+        harness.runs_dir(args.out, "go_ucb_synthetic"),
+        tasks,
+        lambda res: f"R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)",
+    )
     summary = {}
     for name in args.functions:
         for method in args.methods:
-            R = np.array(
-                [
-                    r["cumulative_regret"]
-                    for r in runs
-                    if r["function"] == name and r["method"] == method
-                ]
-            )
-            k = R.shape[0]
-            sd = R.std(axis=0, ddof=1) if k > 1 else np.zeros(R.shape[1])
+            mine = [r for r in runs if r["function"] == name and r["method"] == method]
             summary.setdefault(name, {})[method] = {
-                "mean": R.mean(axis=0).tolist(),
-                "wald95": (1.96 * sd / math.sqrt(k)).tolist(),
-                "final_mean": float(R[:, -1].mean()),
-                "final_wald95": float(1.96 * sd[-1] / math.sqrt(k)),
-                "seconds_per_run": float(
-                    np.mean(
-                        [
-                            r["seconds"]
-                            for r in runs
-                            if r["function"] == name and r["method"] == method
-                        ]
-                    )
-                ),
+                **_regret_summary([r["cumulative_regret"] for r in mine]),
+                "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
             }
     out = {"benchmark": "go_ucb_synthetic", "seeds": list(args.seeds), "summary": summary}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "go_ucb_synthetic.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "go_ucb_synthetic.json", out)
     _plot_curves(summary, args.out / "go_ucb_synthetic.png", "cumulative regret")
     print(
         json.dumps(
@@ -314,32 +321,18 @@ def synthetic(args) -> dict:
 
 
 def _plot_curves(summary: dict, path: Path, ylabel: str) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra
-        return
     keys = list(summary)
-    ncols = min(3, len(keys))
-    nrows = -(-len(keys) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
-    for ax in axes.flat[len(keys) :]:
-        ax.set_visible(False)
-    for ax, key in zip(axes.flat, keys, strict=False):
+    fig, axes = harness.panel_grid(len(keys), 4.2, 3.2)
+    if fig is None:
+        return
+    for ax, key in zip(axes, keys, strict=True):
         for method, v in summary[key].items():
-            mean, err = np.array(v["mean"]), np.array(v["wald95"])
-            t = np.arange(1, mean.size + 1)
-            ax.plot(t, mean, label=method)
-            ax.fill_between(t, mean - err, mean + err, alpha=0.15)
+            harness.plot_band(ax, v["mean"], v["wald95"], alpha=0.15, label=method)
         ax.set_title(key.replace("|", " / "), fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel(ylabel)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    axes[0].legend(fontsize=7)
+    harness.save_figure(fig, path)
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -402,7 +395,8 @@ def _normalizer(func, dim: int, seed: int):
     return lambda y: 2 * (y - lo) / (hi - lo) - 1
 
 
-def calibrate(args) -> dict:
+def calibrate(args: argparse.Namespace) -> dict:
+    """GO-UCB's ``beta_scale`` and acquisition on problems disjoint from the reported ones."""
     grid = [(float(s), lam) for s in args.beta_scales for lam in args.lams]
     n, T = args.n, args.T
     results: dict = {}
@@ -417,8 +411,8 @@ def calibrate(args) -> dict:
                     if lam != "default":
                         kwargs["lam"] = float(lam)
                     key = f"beta_scale={scale:g},lam={lam}"
-                    opt = make_method("go-ucb", dim, n, T, seed, acquisition=acq, **kwargs)
-                    pts = drive(
+                    opt = make_method("go-ucb", dim, n, T, seed, solver=acq, **kwargs)
+                    pts = run_rounds(
                         opt, n, n + T, lambda u, f=func, g=norm: float(g(f(u[None, :])[0])), seed
                     )
                     regret = float(np.sum(fmax - func(np.array(pts))))
@@ -428,7 +422,7 @@ def calibrate(args) -> dict:
                     print(name, seed, acq, key, round(regret, 2), file=sys.stderr, flush=True)
             for method in ("gp-ucb", "random"):
                 opt = make_method(method, dim, n, T, seed)
-                pts = drive(
+                pts = run_rounds(
                     opt, n, n + T, lambda u, f=func, g=norm: float(g(f(u[None, :])[0])), seed
                 )
                 results.setdefault(name, {}).setdefault(method, []).append(
@@ -458,8 +452,7 @@ def calibrate(args) -> dict:
         "regret": results,
         "regret_relative_to_random": mean_rel,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "go_ucb_calibration.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "go_ucb_calibration.json", out)
     print(json.dumps(mean_rel))
     return out
 
@@ -467,7 +460,8 @@ def calibrate(args) -> dict:
 # -- time per ask ------------------------------------------------------------------------------
 
 
-def timing(args) -> dict:
+def timing(args: argparse.Namespace) -> dict:
+    """Median seconds per ask after ``n + T`` told rewards of f2, next to Optuna's samplers."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -494,21 +488,13 @@ def timing(args) -> dict:
             res[str(T)][name] = statistics.median(times)
         print(T, {k: round(v, 3) for k, v in res[str(T)].items()}, file=sys.stderr, flush=True)
     out = {"benchmark": "go_ucb_timing", "repeats": args.repeats, "seconds_per_ask": res}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "go_ucb_timing.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "go_ucb_timing.json", out)
     print(json.dumps(res))
     return out
 
 
 def _optuna_samplers() -> list[str]:
-    names = ["optuna-tpe"]
-    try:
-        import torch  # noqa: F401
-
-        names.append("optuna-gp")
-    except ImportError:
-        print("torch is not installed: GPSampler is skipped", file=sys.stderr)
-    return names
+    return ["optuna-tpe", *(["optuna-gp"] if harness.gp_sampler_available() else [])]
 
 
 def _optuna_ask_time(name: str, U: np.ndarray, y: np.ndarray, seed: int) -> float:
@@ -570,7 +556,7 @@ def tuning_run(model: str, dataset: str, method: str, fold: int, n: int, T: int)
 
     t0 = time.perf_counter()
     opt = make_method(method, space.dim, n, T, seed=fold, snap=space.snap)
-    drive(opt, n, n + T, evaluate, seed=fold)
+    run_rounds(opt, n, n + T, evaluate, seed=fold)
     return {
         "model": model,
         "dataset": dataset,
@@ -583,23 +569,25 @@ def tuning_run(model: str, dataset: str, method: str, fold: int, n: int, T: int)
     }
 
 
-def tuning(args) -> dict | None:
-    runs_dir = args.out / "go_ucb_tuning" / "runs"
+def tuning(args: argparse.Namespace) -> dict | None:
+    """Sec. 6.2: ``run`` the runs not saved yet, or ``summarize`` the saved ones."""
+    folder = harness.runs_dir(args.out, "go_ucb_tuning")
     if args.action == "run":
-        runs_dir.mkdir(parents=True, exist_ok=True)
         grid = itertools.product(args.folds, args.models, args.datasets, args.methods)
-        for fold, model, dataset, method in grid:
-            path = runs_dir / f"{model}-{dataset}-{method}-{fold}.json"
-            res = run_missing(
-                path, functools.partial(tuning_run, model, dataset, method, fold, args.n, args.T)
+        tasks = [
+            (
+                f"{model}-{dataset}-{method}-{fold}.json",
+                functools.partial(tuning_run, model, dataset, method, fold, args.n, args.T),
             )
-            if res is not None:
-                print(
-                    f"{path.name}: best {max(res['accuracies']):.4f} ({res['seconds']:.0f} s)",
-                    flush=True,
-                )
+            for fold, model, dataset, method in grid
+        ]
+        harness.collect_runs(
+            folder,
+            tasks,
+            lambda res: f"best {max(res['accuracies']):.4f} ({res['seconds']:.0f} s)",
+        )
         return None
-    rows = [json.loads(p.read_text()) for p in sorted(runs_dir.glob("*.json"))]
+    rows = harness.load_runs(folder)
     best: dict = {}
     for r in rows:
         key = (r["model"], r["dataset"], r["fold"])
@@ -615,25 +603,18 @@ def tuning(args) -> dict | None:
             ]
             if not mine:
                 continue
-            R = np.array(
-                [
-                    np.cumsum(best[(model, dataset, r["fold"])] - np.array(r["accuracies"]))
-                    for r in mine
-                ]
-            )
-            k = R.shape[0]
-            sd = R.std(axis=0, ddof=1) if k > 1 else np.zeros(R.shape[1])
+            regret = [
+                np.cumsum(best[(model, dataset, r["fold"])] - np.array(r["accuracies"]))
+                for r in mine
+            ]
             summary.setdefault(task, {})[method] = {
-                "n_folds": k,
-                "mean": R.mean(axis=0).tolist(),
-                "wald95": (1.96 * sd / math.sqrt(k)).tolist(),
-                "final_mean": float(R[:, -1].mean()),
-                "final_wald95": float(1.96 * sd[-1] / math.sqrt(k)),
+                "n_folds": len(mine),
+                **_regret_summary(regret),
                 "best_accuracy": float(np.mean([max(r["accuracies"]) for r in mine])),
                 "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
             }
     out = {"benchmark": "go_ucb_tuning", "n_runs": len(rows), "summary": summary}
-    (args.out / "go_ucb_tuning.json").write_text(json.dumps(out, indent=1))
+    harness.write_json(args.out / "go_ucb_tuning.json", out)
     (args.out / "go_ucb_tuning.md").write_text(_tuning_markdown(summary))
     _plot_curves(summary, args.out / "go_ucb_tuning.png", "cumulative regret (accuracy)")
     print(_tuning_markdown(summary))
@@ -681,9 +662,8 @@ def _tuning_markdown(summary: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict | None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--quick", action="store_true", help="a tiny run of every part (tests)")
+    """Run a part (or, with ``--quick``, every part); returns that part's results."""
+    parser = harness.make_parser(__doc__, quick="a tiny run of every part")
     sub = parser.add_subparsers(dest="part")
     p = sub.add_parser("synthetic")
     p.add_argument("--functions", nargs="+", default=list(FUNCTIONS))
@@ -710,7 +690,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     p = sub.add_parser("timing")
     p.add_argument("--horizons", nargs="+", type=int, default=[25, 64, 500])
     p.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     if args.quick:
         out = args.out
         synthetic(

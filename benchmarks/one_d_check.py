@@ -12,35 +12,52 @@ and the recommended ``x`` (:meth:`PrivateGPUCBSampler.recommend`) with its true 
 
 Usage::
 
-    python benchmarks/one_d_check.py            # 160 studies, about two minutes
-    python benchmarks/one_d_check.py --quick    # 2 seeds (tests)
+    python -m benchmarks.one_d_check            # 160 studies, about two minutes
+    python -m benchmarks.one_d_check --quick    # 2 seeds (tests)
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import optuna
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from privtune import PrivateGPUCBSampler
 
 EPSILONS = ["none", "1000", "10", "1"]
 ALGORITHMS = ["gp-ucb", "tgp"]
 SURROGATES = ["fixed", "fitted"]
-OUT = Path(__file__).resolve().parent / "results"
 
 
 def f(x: float) -> float:
+    """The objective, ``1 - (x - 0.3)^2``."""
     return 1.0 - (x - 0.3) ** 2
 
 
 def run_one(algorithm: str, surrogate: str, eps: str, seed: int, n_trials: int = 30) -> dict:
+    """One study: where its proposals after the start-up went, and its recommendation.
+
+    Parameters
+    ----------
+    algorithm : {"gp-ucb", "tgp"}
+        The sampler's algorithm.
+    surrogate : {"fixed", "fitted"}
+        The surrogate (``optimizer_kwargs={"surrogate": surrogate}``).
+    eps : str
+        ``"none"`` or the privacy budget epsilon.
+    seed : int
+        The sampler's seed (and ``1000 + seed`` for its noise).
+    n_trials : int, default=30
+        Trials of the study, the first 10 uniform.
+
+    Returns
+    -------
+    dict
+        ``boundary_share``, ``median_distance``, ``recommended_x`` and ``recommended_f``.
+    """
     kwargs = {} if eps == "none" else {"epsilon": float(eps), "value_range": (0.0, 1.0)}
     sampler = PrivateGPUCBSampler(
         algorithm,
@@ -49,7 +66,11 @@ def run_one(algorithm: str, surrogate: str, eps: str, seed: int, n_trials: int =
         optimizer_kwargs={"surrogate": surrogate},
         **kwargs,
     )
-    study = optuna.create_study(direction="maximize", sampler=sampler)
+    # the noise is keyed by (noise_seed, study name, trial number): a fixed name makes it
+    # reproducible, and every (algorithm, surrogate) of one seed sees the same draws
+    study = optuna.create_study(
+        direction="maximize", sampler=sampler, study_name=f"one_d_check-{seed}"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study.optimize(sampler.privatize(lambda t: f(t.suggest_float("x", 0.0, 1.0))), n_trials)
@@ -63,11 +84,9 @@ def run_one(algorithm: str, surrogate: str, eps: str, seed: int, n_trials: int =
     }
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
+def main(argv: list[str] | None = None) -> dict:
+    """Run every cell; returns the results written to ``<out>/one_d_check.json``."""
+    args = harness.parse(harness.make_parser(__doc__, quick="2 seeds"), argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     seeds = range(2) if args.quick else range(10)
     results: dict = {}
@@ -85,20 +104,14 @@ def main(argv=None) -> dict:
                     flush=True,
                 )
     out = {"benchmark": "one_d_check", "seeds": list(seeds), "results": results}
-    args.out.mkdir(parents=True, exist_ok=True)
-    name = "one_d_check_quick" if args.quick else "one_d_check"
-    (args.out / f"{name}.json").write_text(json.dumps(out, indent=1))
-    _plot(results, args.out / f"{name}.png")
+    harness.write_json(args.out / "one_d_check.json", out)
+    _plot(results, args.out / "one_d_check.png")
     return out
 
 
 def _plot(results: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the dev extra has it
+    plt = harness.pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, len(ALGORITHMS), figsize=(5 * len(ALGORITHMS), 3.4))
     for ax, algorithm in zip(np.atleast_1d(axes), ALGORITHMS, strict=True):
@@ -117,9 +130,7 @@ def _plot(results: dict, path: Path) -> None:
         ax.set_ylabel("recommended x (optimum 0.3)")
         ax.set_title(algorithm)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

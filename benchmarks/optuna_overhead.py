@@ -23,18 +23,16 @@ k = 3 times by design).
 
 Usage::
 
-    python benchmarks/optuna_overhead.py            # n = 50, 100, 300, 1000
-    python benchmarks/optuna_overhead.py --quick    # n = 20, 40, one repeat (tests)
+    python -m benchmarks.optuna_overhead            # n = 50, 100, 300, 1000
+    python -m benchmarks.optuna_overhead --quick    # n = 20, 40, one repeat (tests)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import statistics
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -45,7 +43,7 @@ import numpy as np
 import optuna
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from privtune import PrivateGPUCBSampler
 from privtune.space import SearchSpace
 
@@ -66,11 +64,13 @@ PRIVTUNE = ["moma", "ata", "tgp", "gp-ucb"]
 
 
 def value(params: dict) -> float:
+    """The objective: a smooth function of the parameters' cube encoding."""
     u = ENCODER.to_unit(params)
     return float(np.sin(3 * u[:4].sum()) + np.cos(2 * u[4:7].sum()) + 0.3 * u[7:].sum())
 
 
-def make_sampler(name: str, seed: int = 0):
+def make_sampler(name: str, seed: int = 0) -> optuna.samplers.BaseSampler:
+    """The sampler ``name``: ``"tpe"``, ``"gp"`` or a privtune algorithm."""
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
@@ -79,14 +79,8 @@ def make_sampler(name: str, seed: int = 0):
 
 
 def available() -> list[str]:
-    names = [*PRIVTUNE, "tpe"]
-    try:
-        import torch  # noqa: F401
-
-        names.append("gp")
-    except ImportError:
-        print("torch is not installed: GPSampler is skipped", file=sys.stderr)
-    return names
+    """The samplers timed: privtune's, TPE, and GPSampler if torch is installed."""
+    return [*PRIVTUNE, "tpe", *(["gp"] if harness.gp_sampler_available() else [])]
 
 
 def filled_study(n: int, seed: int, plays: int = 1) -> optuna.Study:
@@ -122,6 +116,22 @@ def _time_one(sampler, study) -> float:
 
 
 def time_sampler(name: str, n: int, repeats: int) -> dict:
+    """Median seconds of a cold and of a warm ``sample_relative`` after ``n`` trials.
+
+    Parameters
+    ----------
+    name : str
+        The sampler (:func:`make_sampler`).
+    n : int
+        Completed trials in the study.
+    repeats : int
+        Studies timed (seeds ``0 .. repeats - 1``).
+
+    Returns
+    -------
+    dict
+        ``cold_s`` and ``warm_s``.
+    """
     cold, warm = [], []
     for r in range(repeats):
         study = filled_study(n, seed=r, plays=plays_of(name))
@@ -139,6 +149,24 @@ def time_sampler(name: str, n: int, repeats: int) -> dict:
 
 
 def batch_spread(name: str, n_history: int = 50, batch: int = 4, seed: int = 0) -> dict:
+    """How far apart ``batch`` trials asked before any is told lie, after ``n_history``.
+
+    Parameters
+    ----------
+    name : str
+        The sampler (:func:`make_sampler`).
+    n_history : int, default=50
+        Completed trials first (rounded down to whole epochs for MoMA).
+    batch : int, default=4
+        Trials asked in a row.
+    seed : int, default=0
+        The seed of the history and of the sampler.
+
+    Returns
+    -------
+    dict
+        ``distinct`` configurations and their ``mean_pairwise_distance`` in the cube.
+    """
     study = filled_study(
         n_history - n_history % 3 if name == "moma" else n_history, seed, plays=plays_of(name)
     )
@@ -153,7 +181,23 @@ def batch_spread(name: str, n_history: int = 50, batch: int = 4, seed: int = 0) 
     return {"distinct": distinct, "mean_pairwise_distance": float(np.mean(dists))}
 
 
-def run(sizes: list[int], repeats: int, out: Path, name: str) -> dict:
+def run(sizes: list[int], repeats: int, out: Path) -> dict:
+    """Time every sampler at every history size, and the batch spread.
+
+    Parameters
+    ----------
+    sizes : list of int
+        The numbers of completed trials.
+    repeats : int
+        Timings per (sampler, size); the median is reported.
+    out : Path
+        The folder of ``optuna_overhead.json`` and ``.png``.
+
+    Returns
+    -------
+    dict
+        The results written to ``optuna_overhead.json``.
+    """
     names = available()
     timings: dict[str, dict] = {s: {} for s in names}
     for n in sizes:
@@ -180,20 +224,15 @@ def run(sizes: list[int], repeats: int, out: Path, name: str) -> dict:
         },
         "batch_of_4_after_50_trials": spread,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.json").write_text(json.dumps(result, indent=1))
-    _plot(result, out / f"{name}.png")
+    harness.write_json(out / "optuna_overhead.json", result)
+    _plot(result, out / "optuna_overhead.png")
     print(json.dumps(spread, indent=1))
     return result
 
 
 def _plot(result: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
+    plt = harness.pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
     for ax, kind in zip(axes, ["cold_s", "warm_s"], strict=True):
@@ -206,23 +245,20 @@ def _plot(result: dict, path: Path) -> None:
         ax.set_title(kind.replace("_s", "") + " sample_relative")
     axes[0].set_ylabel("seconds")
     axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark; returns the results written to ``<out>/optuna_overhead.json``."""
+    parser = harness.make_parser(__doc__, quick="n = 20, 40, one repeat")
     parser.add_argument("--sizes", nargs="+", type=int, default=[50, 100, 300, 1000])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
     if args.quick:
-        return run([20, 40], 1, args.out / "quick", "optuna_overhead")
-    return run(args.sizes, args.repeats, args.out, "optuna_overhead")
+        args.sizes, args.repeats = [20, 40], 1
+    return run(args.sizes, args.repeats, args.out)
 
 
 if __name__ == "__main__":

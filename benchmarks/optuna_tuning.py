@@ -29,17 +29,17 @@ drops the ``exponential`` loss, which needs two classes.
 
 Each run writes one JSON file under ``results/optuna_tuning/runs``; ``run`` skips runs whose
 file exists, so an interrupted benchmark resumes where it stopped, and several ``run`` processes
-can share the work (each claims a run before starting it). Runs are ordered seed first, so a
-partial benchmark covers every setting with fewer seeds.
+can share the work (each claims a run before starting it; :mod:`benchmarks.harness`). Runs are
+ordered seed first, so a partial benchmark covers every setting with fewer seeds.
 
 Usage::
 
-    python benchmarks/optuna_tuning.py run              # everything missing (hours)
-    python benchmarks/optuna_tuning.py run --seeds 0 --models mlp
-    python benchmarks/optuna_tuning.py summarize        # optuna_tuning.json + .png
-    python benchmarks/optuna_tuning.py --quick          # smoke run (tests)
+    python -m benchmarks.optuna_tuning run              # everything missing (hours)
+    python -m benchmarks.optuna_tuning run --seeds 0 --models mlp
+    python -m benchmarks.optuna_tuning summarize        # optuna_tuning.json + .png
+    python -m benchmarks.optuna_tuning --quick          # smoke run (tests)
     # a default against an alternative, in a separate results folder:
-    python benchmarks/optuna_tuning.py run --models mlp --seeds 0 4 --epsilons none \\
+    python -m benchmarks.optuna_tuning run --models mlp --seeds 0 4 --epsilons none \\
         --samplers gp-ucb --optimizer-kwargs '{"lam": 1.0}' --out /tmp/lam1
 """
 
@@ -50,7 +50,6 @@ import functools
 import itertools
 import json
 import os
-import sys
 import time
 import warnings
 import zlib
@@ -62,9 +61,8 @@ import numpy as np
 import optuna
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from benchmarks.datasets import load_dataset
-from benchmarks.runs import run_missing
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.acquisition import BASELINE_LEVEL
 from privtune.presets import PRESETS, estimator_for
@@ -80,7 +78,6 @@ CHECKPOINTS = [20, 40, 60]
 # privtune's picks with privacy: recommend_trial(study, baseline=0), the enqueued defaults kept
 # unless beaten with probability BASELINE_LEVEL
 PICK_RULE = f"baseline-{BASELINE_LEVEL}"
-OUT = Path(__file__).resolve().parent / "results"
 
 
 def samplers_for(eps: str) -> list[str]:
@@ -95,6 +92,7 @@ def noise_rng(seed: int, study_name: str, number: int) -> np.random.Generator:
 
 
 def space_for(model: str, dataset: str) -> SearchSpace:
+    """The preset space of ``model``, without the two-class ``exponential`` loss on wine."""
     space = dict(PRESETS[model][0]())
     if model == "gradient_boosting" and dataset == "wine":
         space["loss"] = Categorical(["log_loss"])
@@ -118,7 +116,10 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict:
     return params
 
 
-def make_sampler(name: str, eps: str, seed: int, optimizer_kwargs: dict | None = None):
+def make_sampler(
+    name: str, eps: str, seed: int, optimizer_kwargs: dict | None = None
+) -> optuna.samplers.BaseSampler:
+    """The sampler ``name`` of a run: Optuna's, or privtune's in the setting ``eps``."""
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
@@ -226,14 +227,13 @@ def run_one(
     return out
 
 
-def repick(args) -> None:
+def repick(args: argparse.Namespace) -> None:
     """Recompute the picks of saved private privtune runs under the current rule, by replay.
 
     Each run is replayed from its raw scores (:func:`run_one` with ``replay``); the replay must
     reproduce the saved picks of the best-posterior-mean rule, or this stops with an error.
     """
-    runs = args.out / "optuna_tuning" / "runs"
-    for path in sorted(runs.glob("*.json")):
+    for path in sorted(harness.runs_dir(args.out, "optuna_tuning").glob("*.json")):
         r = json.loads(path.read_text())
         ours = r["sampler"] in [*PRIVTUNE, "random"]
         if r["epsilon"] == "none" or not ours or r.get("pick_rule") == PICK_RULE:
@@ -256,9 +256,7 @@ def repick(args) -> None:
         }:
             raise RuntimeError(f"{path.name}: the replay does not reproduce the saved picks.")
         r.update(pick_rule=PICK_RULE, picks=new["picks"], picks_best_mean=new["picks_best_mean"])
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(r, indent=1))
-        tmp.replace(path)
+        harness.write_json(path, r)
         print(f"{path.name}: {new['picks']}", flush=True)
 
 
@@ -298,40 +296,48 @@ def default_scores(out: Path, rows: list[dict]) -> dict[tuple, dict]:
     ``{"score": mean CV accuracy, "se": standard error of that mean over the 5 folds}``."""
     folder = out / "optuna_tuning" / "defaults"
     folder.mkdir(parents=True, exist_ok=True)
-    scores = {}
-    for key in sorted({(r["model"], r["dataset"], r["seed"]) for r in rows}):
-        path = folder / "{}-{}-{}.json".format(*key)
+    keys = sorted({(r["model"], r["dataset"], r["seed"]) for r in rows})
+    names = ["{}-{}-{}.json".format(*key) for key in keys]
+    for name in names:
+        path = folder / name
         if path.exists() and "fold_scores" not in json.loads(path.read_text()):
             path.unlink()  # written before fold scores were kept
-        res = run_missing(path, functools.partial(default_score, *key))
-        if res is None:  # saved before, or being computed by another process right now
-            res = json.loads(path.read_text()) if path.exists() else default_score(*key)
-        folds = np.asarray(res["fold_scores"])
-        scores[key] = {"score": res["score"], "se": float(folds.std(ddof=1) / np.sqrt(folds.size))}
+    tasks = [(n, functools.partial(default_score, *k)) for n, k in zip(names, keys, strict=True)]
+    saved = harness.collect_runs(folder, tasks, lambda res: f"{res['score']:.4f}")
+    by_key = {(r["model"], r["dataset"], r["seed"]): r for r in saved}
+    scores = {}
+    for key in keys:
+        res = by_key.get(key) or default_score(*key)  # or being computed elsewhere right now
+        scores[key] = {"score": res["score"], "se": float(harness.mean_se(res["fold_scores"])[1])}
     return scores
 
 
-def run(args) -> None:
-    runs = args.out / "optuna_tuning" / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    grid = itertools.product(args.seeds, args.epsilons, args.models, args.datasets)
-    for seed, eps, model, dataset in grid:  # seed first: a partial benchmark covers every task
-        for name in samplers_for(eps):
-            if args.samplers and name not in args.samplers:
-                continue
-            path = runs / f"{model}-{dataset}-{eps}-{name}-{seed}.json"
-            kwargs = (args.trials, args.checkpoints, args.optimizer_kwargs)
-            res = run_missing(
-                path, functools.partial(run_one, model, dataset, eps, name, seed, *kwargs)
-            )
-            if res is not None:
-                picks = {k: round(v["score"], 4) for k, v in res["picks"].items()}
-                print(f"{path.name}: {picks} ({res['seconds']:.0f} s)", flush=True)
+def run(args: argparse.Namespace) -> None:
+    """Every study of ``args`` not saved yet, seed first (:mod:`benchmarks.harness`)."""
+    kwargs = (args.trials, args.checkpoints, args.optimizer_kwargs)
+    tasks = [
+        (
+            f"{model}-{dataset}-{eps}-{name}-{seed}.json",
+            functools.partial(run_one, model, dataset, eps, name, seed, *kwargs),
+        )
+        # seed first: a partial benchmark covers every task
+        for seed, eps, model, dataset in itertools.product(
+            args.seeds, args.epsilons, args.models, args.datasets
+        )
+        for name in samplers_for(eps)
+        if not args.samplers or name in args.samplers
+    ]
+
+    def describe(res: dict) -> str:
+        picks = {k: round(v["score"], 4) for k, v in res["picks"].items()}
+        return f"{picks} ({res['seconds']:.0f} s)"
+
+    harness.collect_runs(harness.runs_dir(args.out, "optuna_tuning"), tasks, describe)
 
 
-def summarize(args) -> dict:
-    runs = sorted((args.out / "optuna_tuning" / "runs").glob("*.json"))
-    rows = [json.loads(p.read_text()) for p in runs]
+def summarize(args: argparse.Namespace) -> dict:
+    """Summarize the saved studies into ``optuna_tuning.json``, ``.md`` and ``.png``."""
+    rows = harness.load_runs(harness.runs_dir(args.out, "optuna_tuning"))
     table: dict[str, dict] = {}
     for r in rows:
         key = f"{r['model']}|{r['dataset']}|{r['epsilon']}"
@@ -343,14 +349,14 @@ def summarize(args) -> dict:
         model, dataset, eps = key.split("|")
         entry = {}
         for name, by_n in by_sampler.items():
-            entry[name] = {
-                n: {
-                    "mean": float(np.mean(v)),
-                    "se": float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None,
+            entry[name] = {}
+            for n, v in sorted(by_n.items(), key=lambda kv: int(kv[0])):
+                mean, se = harness.mean_se(v)
+                entry[name][n] = {
+                    "mean": float(mean),
+                    "se": None if se is None else float(se),
                     "n_seeds": len(v),
                 }
-                for n, v in sorted(by_n.items(), key=lambda kv: int(kv[0]))
-            }
         summary.setdefault(eps, {}).setdefault(model, {})[dataset] = entry
     result = {
         "benchmark": "optuna_tuning",
@@ -366,9 +372,8 @@ def summarize(args) -> dict:
             rows + _best_mean_rows(rows), default_scores(args.out, rows)
         ),
     }
-    name = "optuna_tuning_quick" if args.quick else "optuna_tuning"
-    (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
-    (args.out / f"{name}.md").write_text(
+    harness.write_json(args.out / "optuna_tuning.json", result)
+    (args.out / "optuna_tuning.md").write_text(
         _markdown(summary, [str(c) for c in args.checkpoints], result["paired_vs_random"])
         + "\n"
         + _default_against_markdown(result["default_against"], [str(c) for c in args.checkpoints])
@@ -379,7 +384,7 @@ def summarize(args) -> dict:
         + "\n"
         + _below_default_markdown(result["below_default"], [str(c) for c in args.checkpoints])
     )
-    _plot(summary, args.out / f"{name}.png", [str(c) for c in args.checkpoints])
+    _plot(summary, args.out / "optuna_tuning.png", [str(c) for c in args.checkpoints])
     print(json.dumps(result["wins"], indent=1))
     return result
 
@@ -611,9 +616,10 @@ def _differences(score: dict, eps: str, method: str, other: str, n: str, model=N
     )
     if not d.size:
         return {}
+    mean, se = harness.mean_se(d)
     return {
-        "mean_diff_points": float(d.mean()),
-        "se_points": float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else None,
+        "mean_diff_points": float(mean),
+        "se_points": None if se is None else float(se),
         "n_pairs": int(d.size),
         "wins": int(np.sum(d > 1e-9)),
         "ties": int(np.sum(np.abs(d) <= 1e-9)),
@@ -675,8 +681,8 @@ def _diff_cell(v: dict | None) -> str:
     """A :func:`_differences` result as a table cell: mean ± SE (wins/ties/losses)."""
     if not v:
         return "–"
-    se = f" ± {v['se_points']:.2f}" if v["se_points"] is not None else ""
-    return f"{v['mean_diff_points']:+.2f}{se} ({v['wins']}/{v['ties']}/{v['losses']})"
+    cell = harness.format_mean_se(v["mean_diff_points"], v["se_points"], "+.2f")
+    return f"{cell} ({v['wins']}/{v['ties']}/{v['losses']})"
 
 
 def _default_against_markdown(against: dict, checkpoints: list[str]) -> str:
@@ -746,8 +752,7 @@ def _markdown(summary: dict, checkpoints: list[str], paired: dict | None = None)
                     if v is None:
                         cells.append("–")
                         continue
-                    se = f" ± {v['se']:.3f}" if v["se"] is not None else ""
-                    cells.append(f"{v['mean']:.3f}{se} ({v['n_seeds']})")
+                    cells.append(f"{harness.format_mean_se(v['mean'], v['se'])} ({v['n_seeds']})")
                 lines.append(f"| {model} | {dataset} | " + " | ".join(cells) + " |")
                 for c in checkpoints:
                     means = {m: entry[m][c]["mean"] for m in methods if c in entry.get(m, {})}
@@ -824,12 +829,8 @@ _COLORS = {
 
 
 def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra
+    plt = harness.pyplot()
+    if plt is None:
         return
     settings = [e for e in EPSILONS if e in summary]
     models = [m for m in MODELS if any(m in summary[e] for e in settings)]
@@ -868,22 +869,19 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
             if j == 0:
                 ax.set_ylabel("gap to best accuracy")
             ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> dict:
+    """Run, re-pick or summarize; returns the summary written to ``<out>/optuna_tuning.json``."""
+    parser = harness.make_parser(__doc__, quick="MLP on wine, 6 trials, 1 seed")
     parser.add_argument("command", nargs="?", default="run", choices=["run", "repick", "summarize"])
-    parser.add_argument("--quick", action="store_true", help="MLP on wine, 6 trials, 1 seed")
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=EPSILONS, choices=EPSILONS)
     parser.add_argument("--samplers", nargs="+", default=None)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     parser.add_argument("--trials", type=int, default=60)
-    parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--optimizer-kwargs",
         type=json.loads,
@@ -891,14 +889,13 @@ def main(argv=None) -> dict:
         help="JSON overrides of the privtune samplers' defaults, e.g. '{\"lam\": 1.0}' "
         "(use another --out: run files do not record them)",
     )
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     args.checkpoints = CHECKPOINTS
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if args.quick:
         args.models, args.datasets, args.seeds = ["mlp"], ["wine"], [0]
         args.epsilons, args.trials, args.checkpoints = ["none", "1"], 6, [3, 6]
         args.samplers = args.samplers or ["moma", "gp-ucb", "random", "tpe"]
-        args.out = args.out / "quick"
         run(args)
         return summarize(args)
     if args.command == "run":

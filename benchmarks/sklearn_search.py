@@ -22,13 +22,13 @@ difference to the random baseline of the setting paired by (task, seed), and the
 ``fit`` relative to the random baseline's, measured in the same run.
 
 Each run writes one JSON file under ``results/sklearn_search/runs``; ``run`` skips runs whose
-file exists, and several ``run`` processes can share the work (:mod:`benchmarks.runs`).
+file exists, and several ``run`` processes can share the work (:mod:`benchmarks.harness`).
 
 Usage::
 
-    python benchmarks/sklearn_search.py run            # everything missing (about 1.5 h)
-    python benchmarks/sklearn_search.py summarize      # sklearn_search.json, .md and .png
-    python benchmarks/sklearn_search.py --quick        # smoke run (tests)
+    python -m benchmarks.sklearn_search run            # everything missing (about 1.5 h)
+    python -m benchmarks.sklearn_search summarize      # sklearn_search.json, .md and .png
+    python -m benchmarks.sklearn_search --quick        # smoke run (tests)
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import functools
 import itertools
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -48,12 +47,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 import optuna
 from scipy import stats
+from sklearn.base import BaseEstimator
 from sklearn.model_selection import RandomizedSearchCV, StratifiedKFold, cross_val_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from benchmarks.optuna_tuning import space_for
-from benchmarks.runs import run_missing
 from privtune import PrivateBOSearchCV
 from privtune.presets import estimator_for
 from privtune.space import Categorical, Integer, Real, SearchSpace
@@ -65,7 +64,6 @@ METHODS = {
     "1": ["moma", "gp-ucb", "random"],
 }
 BASELINE = {"none": "randomized", "1": "random"}
-OUT = Path(__file__).resolve().parent / "results"
 
 
 def scipy_distributions(space: SearchSpace) -> dict:
@@ -84,7 +82,16 @@ def scipy_distributions(space: SearchSpace) -> dict:
     return out
 
 
-def make_search(model: str, dataset: str, eps: str, method: str, seed: int, n_iter: int, cv):
+def make_search(
+    model: str,
+    dataset: str,
+    eps: str,
+    method: str,
+    seed: int,
+    n_iter: int,
+    cv: StratifiedKFold,
+) -> BaseEstimator:
+    """The search of ``method`` over the space of ``model``, with ``n_iter`` candidates."""
     est = estimator_for(model, random_state=seed)
     space = space_for(model, dataset)
     if method == "randomized":
@@ -110,6 +117,27 @@ def make_search(model: str, dataset: str, eps: str, method: str, seed: int, n_it
 
 
 def run_one(model: str, dataset: str, eps: str, method: str, seed: int, n_iter: int) -> dict:
+    """One search: its pick's true CV accuracy, its own best score and its fit time.
+
+    Parameters
+    ----------
+    model, dataset : str
+        The task.
+    eps : str
+        ``"none"`` or the privacy budget epsilon.
+    method : str
+        One of ``METHODS[eps]``.
+    seed : int
+        The seed of the folds, the estimator, the search and (``10000 + seed``) its noise.
+    n_iter : int
+        Candidates evaluated.
+
+    Returns
+    -------
+    dict
+        The run's settings, ``score``, ``best_score``, ``seconds`` and, with privacy, the
+        search's privacy report.
+    """
     X, y = load_dataset(dataset)
     cv = StratifiedKFold(5, shuffle=True, random_state=seed)
     search = make_search(model, dataset, eps, method, seed, n_iter, cv)
@@ -137,19 +165,26 @@ def run_one(model: str, dataset: str, eps: str, method: str, seed: int, n_iter: 
     return out
 
 
-def run(args) -> None:
-    runs = args.out / "sklearn_search" / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    for seed, eps in itertools.product(args.seeds, args.epsilons):
-        for model, dataset, method in itertools.product(args.models, args.datasets, METHODS[eps]):
-            path = runs / f"{model}-{dataset}-{eps}-{method}-{seed}.json"
-            task = functools.partial(run_one, model, dataset, eps, method, seed, args.n_iter)
-            if (res := run_missing(path, task)) is not None:
-                print(f"{path.name}: {res['score']:.4f} ({res['seconds']:.0f} s)", flush=True)
+def run(args: argparse.Namespace) -> None:
+    """Every search of ``args`` not saved yet, seed first (:mod:`benchmarks.harness`)."""
+    tasks = [
+        (
+            f"{model}-{dataset}-{eps}-{method}-{seed}.json",
+            functools.partial(run_one, model, dataset, eps, method, seed, args.n_iter),
+        )
+        for seed, eps in itertools.product(args.seeds, args.epsilons)
+        for model, dataset, method in itertools.product(args.models, args.datasets, METHODS[eps])
+    ]
+    harness.collect_runs(
+        harness.runs_dir(args.out, "sklearn_search"),
+        tasks,
+        lambda res: f"{res['score']:.4f} ({res['seconds']:.0f} s)",
+    )
 
 
-def summarize(args) -> dict:
-    rows = [json.loads(p.read_text()) for p in sorted(args.out.glob("sklearn_search/runs/*.json"))]
+def summarize(args: argparse.Namespace) -> dict:
+    """Summarize the saved searches into ``sklearn_search.json``, ``.md`` and ``.png``."""
+    rows = harness.load_runs(harness.runs_dir(args.out, "sklearn_search"))
     by: dict = {}
     for r in rows:
         by[(r["epsilon"], r["model"], r["dataset"], r["method"], r["seed"])] = r
@@ -177,7 +212,7 @@ def summarize(args) -> dict:
                 },
                 "mean_score": float(np.mean([r["score"] for r in mine])),
                 "paired_diff_points": float(diffs.mean()) if diffs.size else None,
-                "paired_diff_se": _se(diffs) if diffs.size else None,
+                "paired_diff_se": _se(diffs),
                 "wins_ties_losses": [
                     int(np.sum(diffs > 1e-9)),
                     int(np.sum(np.abs(diffs) <= 1e-9)),
@@ -187,17 +222,18 @@ def summarize(args) -> dict:
                 "n_runs": len(mine),
             }
     result = {"benchmark": "sklearn_search", "n_runs": len(rows), "summary": summary}
-    name = "sklearn_search_quick" if args.quick else "sklearn_search"
-    (args.out / f"{name}.json").write_text(json.dumps(result, indent=1))
-    (args.out / f"{name}.md").write_text(_markdown(summary))
-    _plot(summary, args.out / f"{name}.png")
+    harness.write_json(args.out / "sklearn_search.json", result)
+    (args.out / "sklearn_search.md").write_text(_markdown(summary))
+    _plot(summary, args.out / "sklearn_search.png")
     print(json.dumps({e: {m: v["mean_score"] for m, v in s.items()} for e, s in summary.items()}))
     return result
 
 
 def _se(values) -> float | None:
-    v = np.asarray(values, dtype=float)
-    return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
+    """The standard error of ``values`` as a float, ``None`` with fewer than two."""
+    if len(values) < 2:
+        return None
+    return float(harness.mean_se(values)[1])
 
 
 _LABELS = {
@@ -226,8 +262,7 @@ def _markdown(summary: dict) -> str:
                 if v is None:
                     cells.append("–")
                     continue
-                se = f" ± {v['se']:.3f}" if v["se"] is not None else ""
-                cells.append(f"{v['mean']:.3f}{se} ({v['n_seeds']})")
+                cells.append(f"{harness.format_mean_se(v['mean'], v['se'])} ({v['n_seeds']})")
             lines.append("| " + " | ".join(t.split("|")) + " | " + " | ".join(cells) + " |")
         lines += [
             "",
@@ -241,23 +276,18 @@ def _markdown(summary: dict) -> str:
             v = by_method[m]
             if m == BASELINE[eps] or v["paired_diff_points"] is None:
                 continue
-            se = f" ± {v['paired_diff_se']:.2f}" if v["paired_diff_se"] is not None else ""
+            diff = harness.format_mean_se(v["paired_diff_points"], v["paired_diff_se"], "+.2f")
             wtl = "/".join(str(x) for x in v["wins_ties_losses"])
             lines.append(
-                f"| {_LABELS[m]} | {v['paired_diff_points']:+.2f}{se} | {wtl} | "
-                f"{v['time_ratio_to_baseline_median']:.2f} |"
+                f"| {_LABELS[m]} | {diff} | {wtl} | {v['time_ratio_to_baseline_median']:.2f} |"
             )
         lines.append("")
     return "\n".join(lines)
 
 
 def _plot(summary: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra
+    plt = harness.pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, len(summary), figsize=(6 * len(summary), 4), squeeze=False)
     for ax, (eps, by_method) in zip(axes[0], summary.items(), strict=True):
@@ -274,28 +304,22 @@ def _plot(summary: dict, path: Path) -> None:
         ax.set_title("non-private" if eps == "none" else f"epsilon = {eps}")
         ax.set_ylabel("true CV accuracy of the pick")
         ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path, dpi=120)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Run or summarize; returns the summary written to ``<out>/sklearn_search.json``."""
+    parser = harness.make_parser(__doc__, quick="random forest on wine, 4 candidates, 1 seed")
     parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
-    parser.add_argument(
-        "--quick", action="store_true", help="random forest on wine, 4 candidates, 1 seed"
-    )
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--n-iter", type=int, default=40)
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if args.quick:
         args.models, args.datasets, args.seeds, args.n_iter = ["random_forest"], ["wine"], [0], 4
-        args.out = args.out / "quick"
         run(args)
         return summarize(args)
     if args.command == "run":

@@ -9,13 +9,12 @@ absolute times.
 
 Usage::
 
-    python benchmarks/speed.py                 # t = 100, 500, 2000
-    python benchmarks/speed.py --quick         # t = 50, 100 (smoke run for the tests)
+    python -m benchmarks.speed                 # t = 100, 500, 2000
+    python -m benchmarks.speed --quick         # t = 50, 100 (smoke run for the tests)
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import platform
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness
 from benchmarks.zhou_tan import ALGORITHMS
 
 DIM = 2
@@ -37,6 +36,25 @@ def _f(X: np.ndarray) -> np.ndarray:
 
 
 def time_algorithm(name: str, t: int, repeats: int, seed: int = 0) -> dict:
+    """Median seconds per ask and per tell of ``name`` after ``t`` told rewards.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`benchmarks.zhou_tan.ALGORITHMS`.
+    t : int
+        The history's length (rounded down to whole epochs for MoMA).
+    repeats : int
+        Calls timed; the median is reported.
+    seed : int, default=0
+        The seed of the optimizer and of the history.
+
+    Returns
+    -------
+    dict
+        ``ask_seconds``, ``tell_seconds``, ``history_build_seconds``, ``t`` and, for the
+        Nyström algorithms, the number of inducing points ``m``.
+    """
     rng = np.random.default_rng(seed)
     kwargs = {"seed": seed}
     if name != "random":
@@ -79,18 +97,16 @@ def time_algorithm(name: str, t: int, repeats: int, seed: int = 0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
+    """Time every algorithm; returns the results written to ``<out>/speed.json``."""
+    parser = harness.make_parser(__doc__, quick="t = 50, 100, 2 repeats")
     parser.add_argument("--ts", nargs="+", type=int, default=[100, 500, 2000])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS)
     )
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    args = parser.parse_args(argv)
-    name = "speed"
+    args = harness.parse(parser, argv)
     if args.quick:
-        args.ts, args.repeats, name = [50, 100], 2, "speed_quick"
+        args.ts, args.repeats = [50, 100], 2
     results: dict = {
         "config": {
             "dim": DIM,
@@ -111,22 +127,16 @@ def main(argv: list[str] | None = None) -> dict:
                 f"tell {r['tell_seconds'] * 1e3:9.1f} ms  m={r.get('m', '-')}",
                 file=sys.stderr,
             )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{name}.json").write_text(json.dumps(results, indent=1))
-    try:
-        _plot(results, args.out / f"{name}.png")
-    except ImportError:
-        print("matplotlib is not installed: no plot", file=sys.stderr)
+    harness.write_json(args.out / "speed.json", results)
+    _plot(results, args.out / "speed.png")
     print(json.dumps(results, indent=1))
     return results
 
 
 def _plot(results: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = harness.pyplot()
+    if plt is None:
+        return
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for alg, rows in results["timings"].items():
         ts = [int(t) for t in rows]
@@ -135,9 +145,7 @@ def _plot(results: dict, path: Path) -> None:
             ax.set_xlabel("t (told rewards)")
             ax.set_ylabel(key.replace("_", " "))
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save_figure(fig, path)
 
 
 if __name__ == "__main__":

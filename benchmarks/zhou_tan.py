@@ -16,22 +16,22 @@ error over trials, and the mean curves) and a PNG of the curves.
 
 Usage::
 
-    python benchmarks/zhou_tan.py                 # full run (10 trials, T = 1000)
-    python benchmarks/zhou_tan.py --quick         # smoke run used by the test suite
+    python -m benchmarks.zhou_tan                 # full run (10 trials, T = 1000)
+    python -m benchmarks.zhou_tan --quick         # smoke run used by the test suite
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from privtune.kernels import SE, Matern
+from benchmarks import harness
+from privtune.kernels import SE, Kernel, Matern
 from privtune.optimizers import ATAGPUCB, GPUCB, TGPUCB, MoMAGPUCB, RandomSearch
 from privtune.privacy import LaplaceCurator
 
@@ -46,7 +46,7 @@ KERNELS = {"se": lambda: SE(0.2), "matern": lambda: Matern(0.2, nu=2.5)}
 GRID = np.linspace(0.0, 1.0, 100)[:, None]
 
 
-def make_objective(kernel, rng: np.random.Generator) -> np.ndarray:
+def make_objective(kernel: Kernel, rng: np.random.Generator) -> np.ndarray:
     """f on the grid: sum of 100 kernel bumps with U[-1, 1] weights at grid points."""
     support = GRID[rng.integers(0, GRID.shape[0], size=100)]
     a = rng.uniform(-1.0, 1.0, size=100)
@@ -83,21 +83,22 @@ def run_trial(
     kwargs.update(overrides or {})
     opt = ALGORITHMS[algorithm](1, **kwargs)
 
-    regret = np.empty(T)
+    regret = []
     f_star = float(f.max())
-    for t in range(T):
-        x = opt.ask(candidates=GRID)
+
+    def evaluate(x: np.ndarray) -> float:
         i = round(float(x[0]) * (GRID.shape[0] - 1))
+        regret.append(f_star - f[i])
         if setting == "ldp":
-            y = curator.privatize(f[i] + noise_rng.uniform(-1.0, 1.0))
-        else:
-            y = f[i] + noise_rng.standard_t(3)
-        opt.tell(x, y)
-        regret[t] = f_star - f[i]
+            return curator.privatize(f[i] + noise_rng.uniform(-1.0, 1.0))
+        return f[i] + noise_rng.standard_t(3)
+
+    harness.drive(opt, T, evaluate, candidates=GRID)
     return np.cumsum(regret)
 
 
 def run(args: argparse.Namespace) -> dict:
+    """Every setting and algorithm of ``args``: the summary of their trials."""
     settings = []
     for kernel_name in args.kernels:
         for eps in args.epsilons:
@@ -124,17 +125,15 @@ def run(args: argparse.Namespace) -> dict:
                     for trial in range(args.trial_offset, args.trial_offset + args.trials)
                 ]
             )
-            final = curves[:, -1]
+            mean, se = harness.mean_se(curves[:, -1], single=0.0)
             entry[alg] = {
-                "final_regret_mean": float(final.mean()),
-                "final_regret_se": float(final.std(ddof=1) / math.sqrt(len(final)))
-                if len(final) > 1
-                else 0.0,
+                "final_regret_mean": float(mean),
+                "final_regret_se": float(se),
                 "curve_mean": curves.mean(axis=0).round(4).tolist(),
                 "seconds": round(time.perf_counter() - t0, 2),
             }
             print(
-                f"{key:24s} {alg:8s} R_T = {final.mean():9.1f}"
+                f"{key:24s} {alg:8s} R_T = {mean:9.1f}"
                 f" ± {entry[alg]['final_regret_se']:.1f}"
                 f"  ({entry[alg]['seconds']} s)",
                 file=sys.stderr,
@@ -145,32 +144,24 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def plot(results: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """The mean cumulative-regret curves, one panel per setting."""
     keys = list(results["settings"])
-    ncols = min(3, len(keys))
-    nrows = -(-len(keys) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
-    for ax in axes.flat[len(keys) :]:
-        ax.set_visible(False)
-    for ax, key in zip(axes.flat, keys, strict=False):
+    fig, axes = harness.panel_grid(len(keys), 4.2, 3.4)
+    if fig is None:
+        return
+    for ax, key in zip(axes, keys, strict=True):
         for alg, entry in results["settings"][key]["algorithms"].items():
             ax.plot(np.arange(1, len(entry["curve_mean"]) + 1), entry["curve_mean"], label=alg)
         ax.set_title(key, fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    axes[0].legend(fontsize=8)
+    harness.save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="T=40, 2 trials, SE only")
+    """Run the benchmark; returns the results written to ``<out>/<name>.json``."""
+    parser = harness.make_parser(__doc__, quick="T=40, 2 trials, SE only")
     parser.add_argument("--T", type=int, default=1000)
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--kernels", nargs="+", default=["se", "matern"], choices=list(KERNELS))
@@ -184,14 +175,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--trial-offset", type=int, default=0, help="first trial seed (calibration uses 1000+)"
     )
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--name", default="zhou_tan")
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     if args.quick:
         args.T, args.trials, args.kernels, args.epsilons = 40, 2, ["se"], [1.0]
-        args.name = args.name + "_quick"
     results = run(args)
-    args.out.mkdir(parents=True, exist_ok=True)
     summary = {
         k: {
             a: {kk: vv for kk, vv in e.items() if kk != "curve_mean"}
@@ -200,11 +188,8 @@ def main(argv: list[str] | None = None) -> dict:
         | {"ranking": s["ranking"]}
         for k, s in results["settings"].items()
     }
-    (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1))
-    try:
-        plot(results, args.out / f"{args.name}.png")
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install privtune[bench])", file=sys.stderr)
+    harness.write_json(args.out / f"{args.name}.json", results)
+    plot(results, args.out / f"{args.name}.png")
     print(json.dumps({"config": results["config"], "summary": summary}, indent=1))
     return results
 

@@ -14,9 +14,9 @@ from benchmarks import zhou_tan
 
 def test_zhou_tan_quick_mode_writes_a_summary_and_a_plot(tmp_path):
     results = zhou_tan.main(["--quick", "--out", str(tmp_path)])
-    saved = json.loads((tmp_path / "zhou_tan_quick.json").read_text())
+    saved = json.loads((tmp_path / "quick" / "zhou_tan.json").read_text())
     assert saved["config"]["T"] == 40
-    assert (tmp_path / "zhou_tan_quick.png").stat().st_size > 0
+    assert (tmp_path / "quick" / "zhou_tan.png").stat().st_size > 0
     for key in ("ldp-se-eps1", "heavy-se"):
         entry = results["settings"][key]["algorithms"]
         assert set(entry) == set(zhou_tan.ALGORITHMS)
@@ -32,7 +32,7 @@ def test_speed_quick_mode_times_every_algorithm(tmp_path):
     from benchmarks import speed
 
     results = speed.main(["--quick", "--out", str(tmp_path)])
-    assert (tmp_path / "speed_quick.json").exists()
+    assert (tmp_path / "quick" / "speed.json").exists()
     for alg in speed.ALGORITHMS:
         for row in results["timings"][alg].values():
             assert row["ask_seconds"] >= 0 and row["tell_seconds"] >= 0
@@ -46,7 +46,7 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     # MLP on wine, 1 seed: moma, gp-ucb and TPE without privacy; moma, gp-ucb, the private
     # random baseline and TPE on the privatized scores with epsilon = 1.
     assert len(runs) == 7
-    assert (tmp_path / "quick" / "optuna_tuning_quick.png").stat().st_size > 0
+    assert (tmp_path / "quick" / "optuna_tuning.png").stat().st_size > 0
     for path in runs:
         run = json.loads(path.read_text())
         assert set(run["picks"]) == {"3", "6"}
@@ -59,7 +59,7 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     assert set(result["summary"]) == {"none", "1"}
     assert not list((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.claim"))
     # The markdown tables: one row per task, one column per method of the setting.
-    tables = (tmp_path / "quick" / "optuna_tuning_quick.md").read_text()
+    tables = (tmp_path / "quick" / "optuna_tuning.md").read_text()
     assert "| mlp | wine | " in tables
     assert "| moma | gp-ucb | TPE |" in tables and "| moma | gp-ucb | random | TPE |" in tables
     # TPE on the privatized scores saw the curator's draws of privtune's runs: trial by trial,
@@ -168,11 +168,11 @@ def test_optuna_tuning_score_spread_uses_the_uniform_draws_only():
 
 
 def test_benchmark_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
-    from benchmarks import runs
+    from benchmarks import harness
 
     run = tmp_path / "a.json"
-    assert runs.claim(run)  # this process owns it now
-    assert not runs.claim(run)  # a live owner keeps it
+    assert harness.claim(run)  # this process owns it now
+    assert not harness.claim(run)  # a live owner keeps it
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
@@ -180,7 +180,7 @@ def test_benchmark_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
         check=True,
     )
     run.with_suffix(".claim").write_text(dead.stdout.strip())  # a killed run's claim
-    assert runs.claim(run)
+    assert harness.claim(run)
 
 
 def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
@@ -215,21 +215,22 @@ def test_sklearn_search_quick_mode_compares_every_method(tmp_path):
         others = [m for m in sklearn_search.METHODS[eps] if m != baseline]
         for m in others:
             assert result["summary"][eps][m]["wins_ties_losses"] != [0, 0, 0]
-    tables = (tmp_path / "quick" / "sklearn_search_quick.md").read_text()
+    tables = (tmp_path / "quick" / "sklearn_search.md").read_text()
     assert "RandomizedSearchCV" in tables and "OptunaSearchCV (TPE)" in tables
-    assert (tmp_path / "quick" / "sklearn_search_quick.png").stat().st_size > 0
+    assert (tmp_path / "quick" / "sklearn_search.png").stat().st_size > 0
 
 
 def test_go_ucb_quick_mode_runs_every_part(tmp_path):
     from benchmarks import go_ucb
 
     summary = go_ucb.main(["--out", str(tmp_path), "--quick"])
+    out = tmp_path / "quick"
     for name in ("synthetic", "calibration", "timing", "tuning"):
-        assert (tmp_path / f"go_ucb_{name}.json").exists(), name
-    assert (tmp_path / "go_ucb_synthetic.png").stat().st_size > 0
-    assert (tmp_path / "go_ucb_tuning.md").read_text().count("random_forest | pima") == 1
+        assert (out / f"go_ucb_{name}.json").exists(), name
+    assert (out / "go_ucb_synthetic.png").stat().st_size > 0
+    assert (out / "go_ucb_tuning.md").read_text().count("random_forest | pima") == 1
     # cumulative regret: finite and non-decreasing (each round's regret is >= 0)
-    synthetic = json.loads((tmp_path / "go_ucb_synthetic.json").read_text())["summary"]
+    synthetic = json.loads((out / "go_ucb_synthetic.json").read_text())["summary"]
     for curves in synthetic["f1"].values():
         assert all(math.isfinite(c) for c in curves["mean"])
         assert all(b >= a - 1e-9 for a, b in itertools.pairwise(curves["mean"]))
@@ -255,19 +256,20 @@ def test_dubey_quick_mode_runs_and_summarizes(tmp_path):
     from benchmarks import dubey
 
     out = dubey.main(["--out", str(tmp_path), "--quick"])
+    quick = tmp_path / "quick"
     assert set(out["summary"]) == {"non-private", "alpha=1"}
     for entry in out["summary"].values():
         curve = entry["mean"]
         assert len(curve) == 16 and entry["n_trials"] == 2
         assert all(b >= a - 1e-12 for a, b in itertools.pairwise(curve))  # regret >= 0 per round
-    assert (tmp_path / "dubey_synthetic.png").stat().st_size > 0
-    timing = json.loads((tmp_path / "dubey_timing.json").read_text())["seconds_per_round"]
+    assert (quick / "dubey_synthetic.png").stat().st_size > 0
+    timing = json.loads((quick / "dubey_timing.json").read_text())["seconds_per_round"]
     assert set(timing["8"]) == {"None", "jdp", "local-jdp"}
     # Table 1: 20 rounds of every function, non-private and alpha = 1, one trial
-    table1 = json.loads((tmp_path / "dubey_table1.json").read_text())["summary"]
+    table1 = json.loads((quick / "dubey_table1.json").read_text())["summary"]
     assert set(table1) == {"camel", "styb", "mw"}
-    assert (tmp_path / "dubey_table1.png").stat().st_size > 0
-    assert len(list((tmp_path / "dubey_table1" / "runs").glob("*.json"))) == 6
+    assert (quick / "dubey_table1.png").stat().st_size > 0
+    assert len(list((quick / "dubey_table1" / "runs").glob("*.json"))) == 6
     for function, cells in table1.items():
         assert set(cells) == {"non-private", "alpha=1"}
         for setting, entry in cells.items():
@@ -316,6 +318,7 @@ def test_dai_quick_mode_runs_and_summarizes(tmp_path):
     from benchmarks import dai
 
     out = dai.main(["--out", str(tmp_path), "--quick"])
+    quick = tmp_path / "quick"
     assert set(out["summary"]) == {"TS", "FTS-DE P=2", "S=11"}
     for name, entry in out["summary"].items():
         curve = entry["mean"]
@@ -326,13 +329,13 @@ def test_dai_quick_mode_runs_and_summarizes(tmp_path):
         assert ("epsilon" in entry) == (name == "S=11")
     eps = out["summary"]["S=11"]["epsilon"]
     assert eps["pld"] <= eps["rdp"]  # 4 broadcasts at q = 0.25, z = 1, delta = 1/8^1.1
-    assert (tmp_path / "dai_synthetic.png").stat().st_size > 0
-    svm = json.loads((tmp_path / "dai_svm.json").read_text())["summary"]
+    assert (quick / "dai_synthetic.png").stat().st_size > 0
+    svm = json.loads((quick / "dai_svm.json").read_text())["summary"]
     assert set(svm) == {"TPE", "TS", "z=1"}
     assert svm["TPE"]["epsilon"] == svm["TS"]["epsilon"] == 0.0 and svm["z=1"]["epsilon"] > 0.0
     for entry in svm.values():
         assert len(entry["mean"]) == 10 + 3 and 0.0 <= entry["best_auc"]["3"] <= 1.0
-    assert (tmp_path / "dai_svm.png").stat().st_size > 0
+    assert (quick / "dai_svm.png").stat().st_size > 0
 
 
 def test_dai_synthetic_agents_share_one_function_up_to_their_shift():
@@ -353,8 +356,8 @@ def test_one_d_check_quick_mode_reports_where_the_proposals_went(tmp_path):
     from benchmarks import one_d_check
 
     result = one_d_check.main(["--quick", "--out", str(tmp_path)])
-    assert (tmp_path / "one_d_check_quick.png").stat().st_size > 0
-    saved = json.loads((tmp_path / "one_d_check_quick.json").read_text())
+    assert (tmp_path / "quick" / "one_d_check.png").stat().st_size > 0
+    saved = json.loads((tmp_path / "quick" / "one_d_check.json").read_text())
     assert saved["results"] == result["results"]
     for algorithm in one_d_check.ALGORITHMS:
         for surrogate in one_d_check.SURROGATES:

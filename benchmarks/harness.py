@@ -1,0 +1,501 @@
+"""What the benchmark scripts share: the command line, the results folders, resumable runs,
+mean ± standard error, plotting and the ask/tell loop.
+
+Every script runs from the repository root as ``python -m benchmarks.<name>``.
+
+Command line
+    :func:`make_parser` gives a script ``--out`` (the results folder, ``benchmarks/results``
+    by default) and ``--quick`` (a tiny run, used by the tests); :func:`parse` reads the
+    arguments and, with ``--quick``, points ``args.out`` at ``<out>/quick``, so a smoke run
+    writes the same file names as a full run without overwriting the saved results.
+Runs
+    A benchmark made of many runs keeps one JSON file per run in :func:`runs_dir`
+    (``<out>/<benchmark>/runs``). A run's file is written atomically when the run ends, so an
+    interrupted benchmark resumes where it stopped; a run in progress is *claimed* by a
+    ``.claim`` file holding its process id, so several processes can share the work, and the
+    claim of a process that died is taken over (:func:`claim`, :func:`run_missing`).
+    :func:`collect_runs` is the loop over a benchmark's runs; :func:`load_runs` reads them back.
+Statistics
+    :func:`mean_se` (mean and standard error over runs) and :func:`format_mean_se` (the
+    ``mean ± SE`` cell of a table).
+Plots
+    :func:`pyplot` (matplotlib with the file-only ``Agg`` backend, or ``None`` without
+    matplotlib), :func:`panel_grid`, :func:`plot_band` and :func:`save_figure`.
+Optimizers
+    :func:`drive`: ask, evaluate and tell for a number of rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = [
+    "RESULTS",
+    "AskTell",
+    "claim",
+    "collect_runs",
+    "drive",
+    "format_mean_se",
+    "gp_sampler_available",
+    "load_runs",
+    "make_parser",
+    "mean_se",
+    "panel_grid",
+    "parse",
+    "plot_band",
+    "pyplot",
+    "run_missing",
+    "runs_dir",
+    "save_figure",
+    "write_json",
+]
+
+RESULTS = Path(__file__).resolve().parent / "results"
+"""The default results folder, ``benchmarks/results``."""
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def make_parser(doc: str | None, quick: str = "a tiny run (tests)") -> argparse.ArgumentParser:
+    """A script's argument parser with the options every benchmark has.
+
+    Parameters
+    ----------
+    doc : str or None
+        The script's docstring; its first line is the description.
+    quick : str, default="a tiny run (tests)"
+        What ``--quick`` runs, for the help text.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With ``--out`` (a folder, default :data:`RESULTS`) and ``--quick``.
+    """
+    parser = argparse.ArgumentParser(description=(doc or "").strip().split("\n")[0])
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS, help="results folder (default: benchmarks/results)"
+    )
+    parser.add_argument("--quick", action="store_true", help=f"{quick}; written to OUT/quick")
+    return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; with ``--quick``, ``args.out`` becomes ``<out>/quick``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        A parser from :func:`make_parser`.
+    argv : list of str or None
+        The arguments (``None``: the command line's).
+
+    Returns
+    -------
+    argparse.Namespace
+        The parsed arguments, ``out`` being the folder the script writes to.
+    """
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.out = args.out / "quick"
+    return args
+
+
+# -- runs --------------------------------------------------------------------------------------
+
+
+def runs_dir(out: Path, benchmark: str) -> Path:
+    """The folder of a benchmark's run files, ``<out>/<benchmark>/runs`` (created).
+
+    Parameters
+    ----------
+    out : Path
+        The results folder (``args.out`` after :func:`parse`).
+    benchmark : str
+        The benchmark's name, e.g. ``"optuna_tuning"`` or ``"dubey_table1"``.
+
+    Returns
+    -------
+    Path
+        The folder, which exists.
+    """
+    folder = out / benchmark / "runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path`` atomically (its folder is created).
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    data : Any
+        A JSON-serialisable value.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def claim(path: Path) -> bool:
+    """Claim the run saved at ``path`` for this process.
+
+    Parameters
+    ----------
+    path : Path
+        The run's JSON file; the claim is the file with the suffix ``.claim``.
+
+    Returns
+    -------
+    bool
+        ``True`` if this process owns the run now, ``False`` if a live process owns it. The
+        claim of a process that no longer exists is taken over.
+    """
+    marker = path.with_suffix(".claim")
+    for _ in range(2):
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid = int(marker.read_text() or "0")
+                if pid <= 0:  # written by no process (a crash before the pid was written)
+                    raise ProcessLookupError
+                os.kill(pid, 0)
+                return False  # another live process owns it
+            except (ValueError, ProcessLookupError, FileNotFoundError):
+                marker.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            except PermissionError:
+                return False
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    return False
+
+
+def run_missing(path: Path, compute: Callable[[], dict]) -> dict | None:
+    """Compute and save the run at ``path``, unless it is saved or claimed by another process.
+
+    Parameters
+    ----------
+    path : Path
+        The run's JSON file.
+    compute : callable
+        Computes the run; called without arguments, returns a JSON-serialisable dict.
+
+    Returns
+    -------
+    dict or None
+        The run's result, or ``None`` when this process did not run it.
+    """
+    if path.exists() or not claim(path):
+        return None
+    try:
+        result = compute()
+        write_json(path, result)
+    finally:
+        path.with_suffix(".claim").unlink(missing_ok=True)
+    return result
+
+
+def collect_runs(
+    folder: Path,
+    runs: Iterable[tuple[str, Callable[[], dict]]],
+    describe: Callable[[dict], str] | None = None,
+) -> list[dict]:
+    """Compute the runs missing from ``folder``, in order, and return those saved there.
+
+    Parameters
+    ----------
+    folder : Path
+        The run files' folder (:func:`runs_dir`).
+    runs : iterable of (str, callable)
+        Each run's file name and the function that computes it (:func:`run_missing`).
+    describe : callable, optional
+        A run's result to the progress line printed (on stderr) after its file name when this
+        process computed it; by default its seconds.
+
+    Returns
+    -------
+    list of dict
+        The saved runs, in the order of ``runs``: those computed here, those saved before, and
+        not those another process is computing.
+    """
+    rows = []
+    for name, compute in runs:
+        path = folder / name
+        result = run_missing(path, compute)
+        if result is not None:
+            line = describe(result) if describe else f"{result['seconds']:.0f} s"
+            print(f"{path.name}: {line}", file=sys.stderr, flush=True)
+        if path.exists():
+            rows.append(json.loads(path.read_text()))
+    return rows
+
+
+def load_runs(folder: Path) -> list[dict]:
+    """The runs saved in ``folder``, in the order of their file names.
+
+    Parameters
+    ----------
+    folder : Path
+        The run files' folder (:func:`runs_dir`).
+
+    Returns
+    -------
+    list of dict
+        One dict per ``*.json`` file.
+    """
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+
+# -- statistics --------------------------------------------------------------------------------
+
+
+def mean_se(
+    values: Any, *, axis: int = 0, z: float = 1.0, single: float | None = None
+) -> tuple[Any, Any]:
+    """Mean and standard error of ``values`` along ``axis``.
+
+    Parameters
+    ----------
+    values : array_like
+        The samples, e.g. one row per run.
+    axis : int, default=0
+        The axis of the samples.
+    z : float, default=1.0
+        The error is ``z`` standard errors, ``z sd / sqrt(n)`` (``1.96``: the Wald 95%
+        half-width).
+    single : float, optional
+        The error with a single sample (a float, or an array of that value); ``None`` by
+        default.
+
+    Returns
+    -------
+    mean : float or ndarray
+        The mean along ``axis``.
+    error : float, ndarray or None
+        ``z`` times the sample standard deviation (``ddof=1``) over ``sqrt(n)``.
+    """
+    v = np.asarray(values, dtype=float)
+    n = v.shape[axis]
+    mean = v.mean(axis=axis)
+    if n > 1:
+        return mean, z * v.std(axis=axis, ddof=1) / math.sqrt(n)
+    if single is None:
+        return mean, None
+    return mean, np.full_like(mean, single) if np.ndim(mean) else single
+
+
+def format_mean_se(mean: float, se: float | None, spec: str = ".3f") -> str:
+    """A ``mean ± SE`` table cell (the mean alone when ``se`` is ``None``).
+
+    Parameters
+    ----------
+    mean : float
+        The mean.
+    se : float or None
+        Its standard error.
+    spec : str, default=".3f"
+        The format of the mean; the error uses it without a sign flag.
+
+    Returns
+    -------
+    str
+        E.g. ``"0.953 ± 0.004"``.
+    """
+    error = "" if se is None else f" ± {se:{spec.replace('+', '')}}"
+    return f"{mean:{spec}}{error}"
+
+
+# -- plots -------------------------------------------------------------------------------------
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the file-only ``Agg`` backend, or ``None`` without matplotlib.
+
+    Returns
+    -------
+    module or None
+        ``matplotlib.pyplot``; ``None`` (with a note on stderr) if matplotlib is not
+        installed, in which case the script writes no plot.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot (pip install privtune[bench])", file=sys.stderr)
+        return None
+    return plt
+
+
+def panel_grid(n: int, width: float, height: float, ncols: int = 3) -> tuple[Any, list]:
+    """A figure of ``n`` panels in rows of at most ``ncols``, the unused cells hidden.
+
+    Parameters
+    ----------
+    n : int
+        The number of panels (at least 1).
+    width, height : float
+        The size of one panel, in inches.
+    ncols : int, default=3
+        Panels per row at most.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The figure (``None`` without matplotlib).
+    axes : list of matplotlib.axes.Axes
+        The ``n`` panels, row by row.
+    """
+    plt = pyplot()
+    if plt is None:
+        return None, []
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def plot_band(
+    ax: Any, mean: Any, error: Any, t: Any = None, *, alpha: float = 0.2, **kwargs: Any
+) -> Any:
+    """Plot a mean curve and, in its colour, the band ``mean ± error`` around it.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    mean, error : array_like of shape (n,)
+        The curve and the half-width of its band.
+    t : array_like of shape (n,), optional
+        The abscissae; ``1, ..., n`` by default.
+    alpha : float, default=0.2
+        The band's opacity.
+    **kwargs
+        Passed to ``ax.plot`` (``label``, ``color``, ...).
+
+    Returns
+    -------
+    matplotlib.lines.Line2D
+        The curve.
+    """
+    mean, error = np.asarray(mean, dtype=float), np.asarray(error, dtype=float)
+    t = np.arange(1, mean.size + 1) if t is None else np.asarray(t)
+    (line,) = ax.plot(t, mean, **kwargs)
+    ax.fill_between(t, mean - error, mean + error, alpha=alpha, color=line.get_color())
+    return line
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 110) -> None:
+    """Lay out ``fig``, save it to ``path`` and close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : Path
+        The image file.
+    dpi : int, default=110
+        Its resolution.
+    """
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
+# -- optimizers --------------------------------------------------------------------------------
+
+
+class AskTell(Protocol):
+    """What :func:`drive` needs of an optimizer (privtune's optimizers have it)."""
+
+    def ask(self, candidates: Any = None, **kwargs: Any) -> np.ndarray:
+        """Propose a point (a row of ``candidates`` if given)."""
+        ...
+
+    def tell(self, x: Any, y: Any) -> None:
+        """Learn the reward ``y`` observed at ``x``."""
+        ...
+
+
+def drive(
+    optimizer: AskTell,
+    rounds: int,
+    evaluate: Callable[[np.ndarray], float],
+    *,
+    candidates: np.ndarray | Callable[[], np.ndarray] | None = None,
+    warm_start: np.ndarray | None = None,
+) -> list[np.ndarray]:
+    """Run ``optimizer`` on ``evaluate`` for ``rounds`` rounds of ask, evaluate and tell.
+
+    Parameters
+    ----------
+    optimizer : AskTell
+        The optimizer (anything with ``ask(candidates=...)`` and ``tell(x, y)``).
+    rounds : int
+        The number of rounds.
+    evaluate : callable
+        The reward told for a point; called once per round, in order.
+    candidates : ndarray or callable, optional
+        The decision set of every round: an array of shape ``(n, dim)``, or a function called
+        once per round (before the ask) that returns that round's set. By default the
+        optimizer searches its whole domain.
+    warm_start : ndarray of shape (n, dim), optional
+        Points told first, one per round, in place of the optimizer's proposals. The optimizer
+        is still asked for a uniform point in each of these rounds (``ask(uniform=True)``),
+        which it then forgets (``clear_pending``), so its own stream of random draws advances
+        as if it had proposed them.
+
+    Returns
+    -------
+    list of ndarray
+        The point of every round, in order.
+    """
+    points = []
+    n_start = 0 if warm_start is None else len(warm_start)
+    for t in range(rounds):
+        C = candidates() if callable(candidates) else candidates
+        if t < n_start:
+            x = warm_start[t]
+            optimizer.ask(C, uniform=True)
+            optimizer.clear_pending()
+        else:
+            x = optimizer.ask() if C is None else optimizer.ask(candidates=C)
+        optimizer.tell(x, evaluate(x))
+        points.append(np.array(x))
+    return points
+
+
+def gp_sampler_available() -> bool:
+    """Whether Optuna's ``GPSampler`` can run (it needs torch); if not, says so on stderr.
+
+    Returns
+    -------
+    bool
+        ``True`` if torch is installed.
+    """
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch is not installed: GPSampler is skipped", file=sys.stderr)
+        return False
+    return True
