@@ -37,7 +37,7 @@ from .privacy.curator import _check_value_range
 from .privacy.seeds import draw_seed
 from .privacy.withhold import clean, release
 from .registry import REGISTRY, PrivacyModel
-from .scores import known_score_range
+from .scores import check_space_params, known_score_range
 from .space import SearchSpace
 from .tuning import TuningEngine, warn_repeated_plays
 
@@ -374,7 +374,6 @@ default="auto"
         "_last_failure",
         "_warned_nonfinite",
         "_n_nonfinite",
-        "_curator_warnings",
         "_recommended",
         "_last_results",
     )
@@ -404,13 +403,7 @@ default="auto"
         self.algorithm_ = self._engine.algorithm
         warn_repeated_plays(self.algorithm_, self.epsilon, stacklevel=4)
         self._space = SearchSpace(self.space)
-        known = self.estimator.get_params(deep=True)
-        for name in self._space.names:
-            if name not in known:
-                raise ValueError(
-                    f"space has the parameter {name!r}, which {type(self.estimator).__name__} "
-                    f"does not have. Its parameters are: {sorted(known)}."
-                )
+        check_space_params(self.estimator, self._space.names)
         if self.epsilon is not None and not self._engine.spec.publishable:
             raise ValueError(
                 "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
@@ -442,7 +435,6 @@ default="auto"
         )
         self._warned_nonfinite = 0
         self._n_nonfinite = (0, 0)
-        self._curator_warnings: list[warnings.WarningMessage] = []
         self._recommended: int | None = None
         self._last_results: dict | None = None
         metrics = self._expected_metrics()
@@ -714,9 +706,6 @@ default="auto"
         )
 
     def _warn_nonfinite(self) -> None:
-        for w in self._curator_warnings:
-            warnings.warn(w.message, w.category, stacklevel=4)
-        self._curator_warnings = []
         n, n_candidates = self._n_nonfinite
         if self.epsilon is None or n <= self._warned_nonfinite:
             return
@@ -806,12 +795,7 @@ default="auto"
             for i in range(len(released), n_candidates):
                 score = float(raw[f"mean_test_{m}"][i])
                 if math.isfinite(score):
-                    # The curator's clipping warning (which never shows the score) is raised
-                    # again by _run_search, outside the silenced fits.
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always")
-                        released.append(self._curators[m].privatize(score))
-                    self._curator_warnings += caught
+                    released.append(self._curators[m].privatize(score))
                 else:
                     released.append(math.nan)
             values = np.asarray(released, dtype=float)

@@ -47,16 +47,16 @@ def test_outputs_of_the_two_extreme_inputs_stay_within_e_to_the_epsilon(epsilon)
     assert log_ratio.max() >= epsilon - 5 * se.max()
 
 
-def test_clipping_warns_once_and_never_shows_the_score():
+def test_clipping_is_silent():
+    # whether a score left the range is a fact about the raw score: no warning may tell it
     c = LaplaceCurator(1.0, (0.0, 1.0), seed=0)
     secret = 1234.5678
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c.privatize(secret)
         c.privatize(-secret)
-    assert len(caught) == 1
-    assert "1234" not in str(caught[0].message)
-    assert "value_range" in str(caught[0].message)
+        c.privatize(0.5)
+    assert caught == []
 
 
 def test_clipped_scores_are_privatized_from_the_bound():
@@ -162,13 +162,13 @@ def test_gaussian_noise_has_the_declared_standard_deviation():
     assert c.ledger.n_reports == 100_000
 
 
-def test_gaussian_curator_clips_before_the_noise_and_warns_once():
+def test_gaussian_curator_clips_before_the_noise_silently():
     c = GaussianCurator(1e-9, (0.0, 1.0), epsilon=1.0, delta=0.1, seed=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert c.privatize(7.25) == pytest.approx(1.0, abs=1e-8)
         assert c.privatize(-3.5) == pytest.approx(0.0, abs=1e-8)
-    assert len(caught) == 1 and "7.25" not in str(caught[0].message)
+    assert caught == []
 
 
 @pytest.mark.parametrize(

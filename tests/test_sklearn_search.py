@@ -501,12 +501,50 @@ def test_released_scores_are_the_clipped_score_plus_laplace_noise():
         random_state=0,
         noise_random_state=0,
     )
-    with pytest.warns(RuntimeWarning, match="clipped"):  # one warning, without the score
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # clipping is silent
         s.fit(X, Y)
     noise = s.cv_results_["mean_test_score"] - 1.0
     assert abs(np.mean(np.abs(noise)) - 0.5) < 0.1
     assert abs(np.median(noise)) < 0.1
     assert s.privacy_report_["n_reports"] == 300
+
+
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "qff-ldp"])
+def test_nothing_but_the_released_values_of_a_search_depends_on_the_raw_scores(algorithm, capfd):
+    # As for the sampler: raw scores that clip to the same values (1 against 1.7, 0.9 against
+    # 0.9) give identical searches, verbose output, warnings and results, or something other
+    # than the mechanism tells in-range scores from out-of-range ones.
+    def run(high: float):
+        def scoring(est, X_, y_):
+            return high if est.C > 1.0 else 0.9
+
+        s = PrivateBOSearchCV(
+            LogisticRegression(max_iter=200),
+            {"C": Real(0.01, 100.0, log=True)},
+            algorithm=algorithm,
+            epsilon=1.0,
+            value_range=(0.0, 1.0),
+            scoring=scoring,
+            n_iter=6,
+            n_initial_points=3,
+            cv=2,
+            verbose=3,
+            random_state=0,
+            noise_random_state=0,
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            s.fit(X, Y)
+        printed = capfd.readouterr()
+        results = {k: v for k, v in s.cv_results_.items() if "time" not in k}
+        warned = [(w.category, str(w.message)) for w in caught]
+        return (
+            repr(results), s.best_params_, s.best_score_, repr(s.privacy_report_), warned,
+            re.sub(r"[0-9.]+s\b", "<t>", printed.out), printed.err,
+        )  # fmt: skip
+
+    assert run(1.0) == run(1.7)
 
 
 def test_an_unknown_optimizer_kwarg_is_refused_before_any_fit():

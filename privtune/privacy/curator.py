@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-import warnings
 
 import numpy as np
 
@@ -71,7 +70,6 @@ class _Curator:
         self.value_range = _check_value_range(value_range)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.ledger = PrivacyLedger() if ledger is None else ledger
-        self._warned_clip = False
         self._lock = threading.Lock()
 
     @property
@@ -110,16 +108,9 @@ class _Curator:
             )
         lo, hi = self.value_range
         clipped = np.clip(arr, lo, hi)
+        # Clipping is silent: whether a score left the range is a fact about the raw score,
+        # which nothing outside the mechanism may reveal (no warning, log line or error).
         with self._lock:
-            if not self._warned_clip and np.any(clipped != arr):
-                self._warned_clip = True
-                warnings.warn(
-                    f"A score outside value_range=({lo}, {hi}) was clipped to the range before "
-                    "privatization (further clips are silent). Widen value_range if this is "
-                    "frequent: clipping biases the scores.",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
             noise = self._noise(self.rng if rng is None else rng, arr.shape)
         if arr.size:
             self.ledger.record_event(
@@ -182,8 +173,8 @@ class LaplaceCurator(_Curator):
     epsilon : float
         Privacy parameter of each report, ``epsilon > 0``.
     value_range : tuple of float
-        The declared range ``(lo, hi)`` of a score; scores outside it are clipped (with one
-        warning, which never contains the score).
+        The declared range ``(lo, hi)`` of a score; scores outside it are clipped, silently:
+        a warning would tell which report was clipped, a fact about the raw score.
     seed : int, numpy.random.Generator or None, default=None
         Seed of the noise generator, for reproducible experiments.
     ledger : PrivacyLedger, optional
@@ -253,8 +244,8 @@ class GaussianCurator(_Curator):
         The noise's standard deviation per unit of sensitivity; the released noise has standard
         deviation ``noise_multiplier * (hi - lo)``.
     value_range : tuple of float
-        The declared range ``(lo, hi)`` of a score; scores outside it are clipped (with one
-        warning, which never contains the score).
+        The declared range ``(lo, hi)`` of a score; scores outside it are clipped, silently:
+        a warning would tell which report was clipped, a fact about the raw score.
     epsilon, delta : float
         The per-report guarantee the noise was calibrated for (for the ledger's report).
     seed : int, numpy.random.Generator or None, default=None
