@@ -121,6 +121,16 @@ class _PrivateTrial:
         )
 
 
+def _describe(receipt: Receipt) -> str:
+    """A receipt's settings as a worker configures them (no value, no digest)."""
+    mechanism = type(receipt.event).__name__.removesuffix("DpEvent")
+    delta = f", delta={receipt.delta:g}" if receipt.delta else ""
+    return (
+        f"{mechanism}, epsilon={receipt.epsilon:g}{delta}, "
+        f"value_range=({receipt.value_range[0]:g}, {receipt.value_range[1]:g})"
+    )
+
+
 class PrivateGPUCBSampler(BaseSampler):
     """Optuna sampler running one of privtune's GP-UCB optimizers, optionally on LDP scores.
 
@@ -417,7 +427,16 @@ class PrivateGPUCBSampler(BaseSampler):
         stored receipt is the one this sampler's curator issues for ``value``."""
         assert self._curator is not None  # verified only with a curator
         receipt = Receipt.from_attrs(trial.user_attrs)
-        if receipt is None or receipt != self._curator.receipt(value):
+        mine = self._curator.receipt(value)
+        if receipt is not None and receipt.matches(value) and receipt != mine:
+            raise PrivacyError(
+                f"Trial {trial.number} was released through another worker's curator "
+                f"({_describe(receipt)}); this sampler's curator is {_describe(mine)}. Every "
+                "worker of a study must release its scores with the same algorithm, epsilon "
+                "and value_range: start this worker with the study's settings. The stored "
+                "values are privatized; nothing was released by this worker."
+            )
+        if receipt is None or receipt != mine:
             raise PrivacyError(
                 f"Trial {trial.number} completed with a value that did not come through this "
                 f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
@@ -520,6 +539,17 @@ class PrivateGPUCBSampler(BaseSampler):
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
+        if self._curator is None:
+            return
+        try:
+            # fail closed before this trial computes anything (a worker whose settings differ
+            # from the study's, a raw value in the storage)
+            self._verify_study(study)
+        except PrivacyError:
+            # no score exists yet: hand the trial back to the queue instead of leaving a FAIL
+            # trial behind (a worker with the study's settings runs it as a new one)
+            study._storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
+            raise
 
     def after_trial(
         self,
@@ -693,8 +723,11 @@ class PrivateGPUCBSampler(BaseSampler):
         ``"qff-jdp"`` it states the per-score joint-DP guarantee
         (:meth:`privtune.privacy.PrivacyLedger.summary`).
 
-        Each completed privatized trial is one epsilon-LDP report about the
-        same data; the composed epsilon bounds what the whole study reveals about it. Spending
+        Each privatized trial is one epsilon-LDP report about the same data; the composed
+        epsilon bounds what the whole study reveals about it. A trial counts from the moment its
+        receipt is stored, before its value: a worker killed in between leaves a trial that is
+        RUNNING (or FAIL once cleaned up) and counted, so no release escapes the report and
+        none counts twice (one receipt per trial). Spending
         adds up beyond the study too: other studies or reruns on the same data compose with
         this one. Raises :class:`~privtune.privacy.PrivacyError` if a completed trial's value
         did not come through the curator (its epsilon is unbounded).
@@ -713,12 +746,16 @@ class PrivateGPUCBSampler(BaseSampler):
             and ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
         """
         self._verify_study(study)
-        completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if self.privacy_model == PrivacyModel.JDP:
+            completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             ledger = self.engine.joint_dp_ledger(len(completed), owner=study.study_name)
         else:
-            # every completed trial's receipt (verified above when privacy is on)
-            receipts = [Receipt.from_attrs(t.user_attrs) for t in completed]
+            # Every trial that carries a receipt, whatever its state: privatize stores the
+            # receipt (with the digest of the released value) before Optuna stores the value,
+            # so a worker killed in between leaves a RUNNING (later FAIL) trial whose release
+            # counts all the same. Completed trials' receipts were verified above.
+            trials = study._get_trials(deepcopy=False, states=None)
+            receipts = [Receipt.from_attrs(t.user_attrs) for t in trials]
             ledger = PrivacyLedger.from_receipts(
                 [r for r in receipts if r is not None], owner=study.study_name
             )

@@ -196,13 +196,56 @@ def test_released_value_is_clip_plus_laplace_with_the_declared_scale():
     assert abs(np.median(noise)) < 0.1
 
 
-def test_clipping_warns_once_without_the_score(recwarn):
-    sampler = private_sampler(algorithm="random")
-    study = optuna.create_study(sampler=sampler)
-    study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1) + 41.123456), n_trials=5)
-    clip = [w for w in recwarn if "clipped" in str(w.message)]
-    assert len(clip) == 1
-    assert "41.1" not in str(clip[0].message)
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.name} {record.levelname} {record.getMessage()}")
+
+
+@pytest.mark.parametrize("algorithm", ["gp-ucb", "qff-ldp"])
+def test_nothing_but_the_released_values_depends_on_the_raw_scores(algorithm, capfd):
+    # Two studies whose raw scores differ but clip to the same values (1 against 41, 0 against
+    # -40): with the same noise they release the same values, so whatever else a user or an
+    # observer can see (parameters, stored attributes, warnings, log lines, printed output, the
+    # recommendation and the report) must be identical. A clipping warning, or anything that
+    # told in-range scores from out-of-range ones, would make them differ.
+    def run(offset: float):
+        def objective(trial):
+            x = trial.suggest_float("x", 0.0, 1.0)
+            return 1.0 + offset if x > 0.5 else -offset
+
+        sampler = PrivateGPUCBSampler(
+            algorithm, epsilon=1.0, value_range=(0.0, 1.0), seed=0, noise_seed=3,
+            n_startup_trials=3,
+        )  # fmt: skip
+        study = optuna.create_study(sampler=sampler, study_name="side", direction="maximize")
+        records = _Records()
+        loggers = [logging.getLogger(name) for name in ("optuna", "privtune")]
+        old_levels = [logger.level for logger in loggers]
+        for logger in loggers:
+            logger.addHandler(records)
+            logger.setLevel(logging.DEBUG)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                study.optimize(sampler.privatize(objective), n_trials=8)
+                report = sampler.privacy_report(study)
+                pick = sampler.recommend(study)
+        finally:
+            for logger, level in zip(loggers, old_levels, strict=True):
+                logger.removeHandler(records)
+                logger.setLevel(level)
+        printed = capfd.readouterr()
+        trials = [(t.state, t.params, t.value, t.user_attrs) for t in study.trials]
+        warned = [(w.category, str(w.message)) for w in caught]
+        return trials, warned, records.lines, printed.out, printed.err, report, pick
+
+    in_range, out_of_range = run(0.0), run(40.0)
+    assert in_range[0][0][3]  # the trials carry their receipts (compared too)
+    assert in_range == out_of_range
 
 
 def test_unwrapped_objective_fails_before_its_score_exists():
@@ -279,8 +322,18 @@ def test_a_sampler_with_another_epsilon_refuses_the_study():
     study.optimize(first.privatize(quadratic), n_trials=2)
     other = PrivateGPUCBSampler("gp-ucb", epsilon=2.0, value_range=(0.0, 1.0), seed=0)
     study = optuna.load_study(storage=storage, sampler=other, study_name="s")
-    with pytest.raises(PrivacyError):
+    # the error says what happened, not that the storage may hold a raw score
+    with pytest.raises(PrivacyError, match=r"another worker's curator \(Laplace, epsilon=1,.*"
+                       r"this sampler's curator is Laplace, epsilon=2") as err:  # fmt: skip
         study.optimize(other.privatize(quadratic), n_trials=1)
+    assert "raw" not in str(err.value)
+    # and leaves no FAIL trial: the refused trial went back to the queue, and a worker with
+    # the study's settings runs it
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2 + [TrialState.WAITING]
+    again = optuna.load_study(storage=storage, sampler=private_sampler(), study_name="s")
+    again.optimize(again.sampler.privatize(quadratic), n_trials=1)
+    assert [t.state for t in again.trials] == [TrialState.COMPLETE] * 3
+    assert again.sampler.privacy_report(again)["n_reports"] == 3
 
 
 def test_report_is_refused_under_privacy():

@@ -136,3 +136,100 @@ def test_two_processes_share_a_postgresql_server():
         optuna.delete_study(study_name=name, storage=storage)
         storage.remove_session()
         storage.engine.dispose()
+
+
+KILLED_WORKER = textwrap.dedent(
+    """
+    import pathlib, sys, time
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+    from privtune import PrivateGPUCBSampler
+
+    path, marker, stage = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = PrivateGPUCBSampler(
+        "gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=0, n_startup_trials=3
+    )
+    study = optuna.load_study(
+        study_name="killed", storage=JournalStorage(JournalFileBackend(path)), sampler=sampler
+    )
+
+    def f(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        if stage == "objective" and trial.number == 3:
+            marker.write_text("in the objective")  # killed here: no score released
+            time.sleep(120)
+        return 1.0 - (x - 0.3) ** 2
+
+    if stage == "objective":
+        study.optimize(sampler.privatize(f), n_trials=5)
+    else:  # released, then killed before Optuna stores the value
+        trial = study.ask()
+        sampler.privatize(f)(trial)
+        marker.write_text("released")
+        time.sleep(120)
+    """
+)
+
+
+def _kill_worker_at(path: Path, stage: str, tmp_path: Path) -> None:
+    """Run a worker on the journal at ``path`` and SIGKILL it once it reaches ``stage``."""
+    import signal
+    import time
+
+    marker = tmp_path / f"{stage}.marker"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WORKER, str(path), str(marker), stage],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():  # bounded: the worker's start takes seconds
+            assert worker.poll() is None, f"the worker exited with {worker.returncode}"
+            assert time.monotonic() < deadline, "the worker never reached the kill point"
+            time.sleep(0.05)
+        os.kill(worker.pid, signal.SIGKILL)
+    finally:
+        worker.kill()
+        worker.wait(timeout=30)
+    assert worker.returncode == -signal.SIGKILL
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_killed_worker_loses_no_release_and_counts_none_twice(tmp_path):
+    path = tmp_path / "journal.log"
+    storage = JournalStorage(JournalFileBackend(str(path)))
+    optuna.create_study(study_name="killed", storage=storage, direction="maximize")
+
+    def report_and_states():
+        sampler = PrivateGPUCBSampler("gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=1)
+        study = optuna.load_study(study_name="killed", storage=storage, sampler=sampler)
+        return sampler, study, sampler.privacy_report(study), [t.state for t in study.trials]
+
+    # Killed inside the objective of trial 3: three reports released, trial 3 released nothing.
+    _kill_worker_at(path, "objective", tmp_path)
+    _, study, report, states = report_and_states()
+    assert states == [TrialState.COMPLETE] * 3 + [TrialState.RUNNING]
+    assert report["n_reports"] == 3
+    assert "privtune:digest" not in study.trials[3].user_attrs
+    # Killed after trial 4's release, before Optuna stored its value: the receipt is stored,
+    # so the release counts although the trial never completes.
+    _kill_worker_at(path, "released", tmp_path)
+    _, study, report, states = report_and_states()
+    assert states == [TrialState.COMPLETE] * 3 + [TrialState.RUNNING] * 2
+    assert study.trials[4].value is None and "privtune:digest" in study.trials[4].user_attrs
+    assert report["n_reports"] == 4
+    # The journal storage has no heartbeat: the stale trials are failed by hand (docs/optuna.md).
+    for trial in study.get_trials(states=(TrialState.RUNNING,)):
+        study.tell(trial.number, state=TrialState.FAIL)
+    sampler, study, report, states = report_and_states()
+    assert states == [TrialState.COMPLETE] * 3 + [TrialState.FAIL] * 2
+    assert report["n_reports"] == 4  # each release once, failed or not
+    # A new worker goes on: the failed trials are neither pending nor learned from.
+    study.optimize(sampler.privatize(lambda t: 1.0 - (t.suggest_float("x", 0, 1) - 0.3) ** 2), 2)
+    report = sampler.privacy_report(study)
+    assert report["n_reports"] == 6
+    assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 5
+    # the last proposal's model was told the four completed trials before it
+    assert sampler.engine.replay((study._study_id, study.study_name)).optimizer.t == 4
