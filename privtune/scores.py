@@ -1,7 +1,9 @@
-"""The range of a scikit-learn scorer's values, where scikit-learn's definition fixes it.
+"""What both searches need of scikit-learn's estimators and scorers, below both.
 
-Below both the scikit-learn search and the federated search: each needs a score range for the
-curator and takes it from here when the user gives none.
+- :func:`known_score_range`: the range of a scorer's values, where scikit-learn's definition
+  fixes it; the scikit-learn search and the federated search take the curator's range from here
+  when the user gives none.
+- :func:`check_space_params`: every parameter of a search space is one the estimator has.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 
 from sklearn.base import is_classifier
 
-__all__ = ["known_score_range"]
+__all__ = ["check_space_params", "known_score_range"]
 
 #: Scorers (by name) whose value lies in [0, 1].
 _UNIT_SCORERS = frozenset(
@@ -62,3 +64,23 @@ def known_score_range(scoring: Any, estimator: Any = None) -> tuple[float, float
     if scoring in _UNIT_SCORERS or scoring.startswith(_UNIT_PREFIXES):
         return (0.0, 1.0)
     return _SCORE_RANGES.get(scoring)
+
+
+def check_space_params(estimator: Any, names: Any) -> None:
+    """Raise ``ValueError`` naming the first of ``names`` that ``estimator`` does not have.
+
+    Checked before any fit: a misspelt name (``svc__gama``) would make every fit fail.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    names : iterable of str
+        The search space's parameter names (nested ones as ``step__param``).
+    """
+    known = estimator.get_params(deep=True)
+    for name in names:
+        if name not in known:
+            raise ValueError(
+                f"space has the parameter {name!r}, which {type(estimator).__name__} "
+                f"does not have. Its parameters are: {sorted(known)}."
+            )

@@ -209,3 +209,25 @@ def test_sub_regions_split_only_real_parameters():
         assert np.all(agent.regions.index(agent.X[:5]) == n % 4)
     with pytest.raises(ValueError, match="P=2 sub-regions split the real parameters"):
         FederatedSearch(LogisticRegression(), {"fit_intercept": [True, False]}, P=2).fit(PARTIES)
+
+
+def test_a_parameter_the_estimator_does_not_have_is_refused_before_any_fit():
+    s = FederatedSearch(LogisticRegression(), {"Cc": (1e-3, 1e2, "log-uniform")}, n_iter=2)
+    with pytest.raises(ValueError, match=r"space has the parameter 'Cc', which LogisticRegression"):
+        s.fit(PARTIES)
+    assert not hasattr(s, "runner_")  # refused before the rounds began
+
+
+def test_a_party_whose_every_fit_fails_gets_no_recommendation():
+    # party 2 holds one class only: every fit of a classifier fails there
+    parties = [PARTIES[0], PARTIES[1], (PARTIES[2][0], np.zeros_like(PARTIES[2][1]))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = search(P=1).fit(parties)
+    assert s.failed_parties_ == [2]
+    assert s.recommended_params_[2] is None and s.best_params_[2] is None
+    assert np.isnan(s.best_scores_[2]) and np.all(np.isfinite(s.best_scores_[:2]))
+    assert all(set(p) == {"C"} for p in s.recommended_params_[:2])
+    (named,) = [w for w in caught if "got no valid evaluation" in str(w.message)]
+    assert "[2]" in str(named.message)
+    assert search(P=1).fit(PARTIES[:3]).failed_parties_ == []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
@@ -33,7 +33,7 @@ from ..features import RandomFourierFeatures
 from ..privacy.accounting import default_delta
 from ..privacy.curator import _check_value_range
 from ..privacy.withhold import describe
-from ..scores import known_score_range
+from ..scores import check_space_params, known_score_range
 from ..space import Real, SearchSpace
 from ..tuning import recommend
 from .agent import FTSAgent, server_probability
@@ -49,7 +49,8 @@ _DEFAULT_Q = 0.35
 class _PartyObjective:
     """A party's objective on the cube: fit on the training part, score on the validation part,
     map the score in ``value_range`` to a reward in ``[0, 1]``. A failed fit, or a non-finite
-    score, counts as the lowest score of the range."""
+    score, counts as the lowest score of the range; :attr:`n_valid` counts the others (it
+    travels with the agent to the workers and back)."""
 
     def __init__(self, estimator, space, scorer, split, value_range, party: int) -> None:
         self.estimator = estimator
@@ -58,6 +59,8 @@ class _PartyObjective:
         self.split = split
         self.lo, self.hi = value_range
         self.party = party
+        #: Evaluations whose fit and score succeeded with a finite score.
+        self.n_valid = 0
 
     def __call__(self, u: np.ndarray) -> float:
         X_train, X_val, y_train, y_val = self.split
@@ -73,8 +76,11 @@ class _PartyObjective:
                 stacklevel=2,
             )
             score = self.lo
-        if not math.isfinite(score):
-            score = self.lo
+        else:
+            if math.isfinite(score):
+                self.n_valid += 1
+            else:
+                score = self.lo
         score = min(max(score, self.lo), self.hi)
         return (score - self.lo) / (self.hi - self.lo)
 
@@ -192,12 +198,16 @@ class FederatedSearch(BaseEstimator):
 
     Attributes
     ----------
-    recommended_params_ : list of dict
-        For each party, the evaluated configuration with the best posterior mean.
-    best_params_ : list of dict
-        For each party, the evaluated configuration with the best score.
+    recommended_params_ : list of dict or None
+        For each party, the evaluated configuration with the best posterior mean; ``None`` for
+        a party in :attr:`failed_parties_`.
+    best_params_ : list of dict or None
+        For each party, the evaluated configuration with the best score (``None`` likewise).
     best_scores_ : ndarray of shape (N,)
-        Each party's best score.
+        Each party's best score (NaN for a party in :attr:`failed_parties_`).
+    failed_parties_ : list of int
+        The parties none of whose evaluations succeeded (every fit or score failed, or was
+        not finite): nothing is recommended for them.
     scores_ : ndarray of shape (N, n_init + n_iter)
         Each party's scores in order, clipped to ``value_range`` (a failed fit is its lowest
         value; a party skipped in a round has fewer scores: its row ends in NaN).
@@ -291,6 +301,7 @@ class FederatedSearch(BaseEstimator):
     def _build(self, pairs) -> FederatedRunner:
         n_parties = len(pairs)
         space = SearchSpace(self.space)
+        check_space_params(self.estimator, space.names)
         check_int("n_iter", self.n_iter)
         check_int("n_init", self.n_init)
         P = check_int("P", self.P)
@@ -406,14 +417,33 @@ class FederatedSearch(BaseEstimator):
         runner.run(self.n_iter, callback=log)
         space = self._space
         self.scores_ = np.full((len(pairs), length), np.nan)
-        self.recommended_params_, self.best_params_ = [], []
+        self.recommended_params_: list[dict[str, Any] | None] = []
+        self.best_params_: list[dict[str, Any] | None] = []
+        self.failed_parties_ = [
+            n
+            for n, agent in enumerate(runner.agents)
+            if cast(_PartyObjective, agent.objective).n_valid == 0
+        ]
         for n, agent in enumerate(runner.agents):
             scores = lo + (hi - lo) * agent.y
             self.scores_[n, : scores.size] = scores
+            if n in self.failed_parties_:  # nothing to recommend from: every evaluation failed
+                self.best_params_.append(None)
+                self.recommended_params_.append(None)
+                continue
             self.best_params_.append(space.from_unit(agent.X[int(np.argmax(agent.y))]))
             best = recommend(agent)
             self.recommended_params_.append(space.from_unit(agent.X[best]))
         self.best_scores_ = np.nanmax(self.scores_, axis=1)
+        self.best_scores_[self.failed_parties_] = np.nan
+        if self.failed_parties_:
+            warnings.warn(
+                f"parties {self.failed_parties_} got no valid evaluation (every fit or score "
+                "failed, see the FitFailedWarnings): they have no recommendation (None in "
+                "recommended_params_ and best_params_, NaN in best_scores_).",
+                UserWarning,
+                stacklevel=2,
+            )
         private = runner.server is not None and runner.server.private
         self.delta_ = (
             (default_delta(len(pairs)) if self.delta is None else float(self.delta))
