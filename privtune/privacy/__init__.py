@@ -15,12 +15,16 @@
   broadcasts (Dai, Low & Jaillet 2021): the Poisson-subsampled Gaussian mechanism composed over
   rounds, by dp-accounting's RDP and PLD accountants; :func:`default_delta` is the paper's
   ``delta = 1 / N^1.1``.
+- :func:`per_report_epsilon` — the per-report epsilon that a total ``(epsilon, delta)`` affords
+  over a number of Laplace reports (dp-accounting's PLD accountant, the tightest for them), and
+  :func:`laplace_composed_epsilon`, the other way round (:mod:`privtune.privacy.budget`).
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
   of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
   the per-client noise of local joint DP (Alg. 3).
 """
 
 from .accounting import default_delta, subsampled_gaussian_epsilon
+from .budget import laplace_composed_epsilon, per_report_epsilon
 from .curator import GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
@@ -34,5 +38,7 @@ __all__ = [
     "Receipt",
     "TreeAggregation",
     "default_delta",
+    "laplace_composed_epsilon",
+    "per_report_epsilon",
     "subsampled_gaussian_epsilon",
 ]
