@@ -17,20 +17,22 @@
   ``delta = 1 / N^1.1``.
 - :func:`per_report_epsilon` — the per-report epsilon that a total ``(epsilon, delta)`` affords
   over a number of Laplace reports (dp-accounting's PLD accountant, the tightest for them), and
-  :func:`laplace_composed_epsilon`, the other way round (:mod:`privtune.privacy.budget`).
+  :func:`laplace_composed_epsilon`, the other way round; :func:`plan_budget`, what a budget buys
+  before any score is touched (:mod:`privtune.privacy.budget`).
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
   of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
   the per-client noise of local joint DP (Alg. 3).
 """
 
 from .accounting import default_delta, subsampled_gaussian_epsilon
-from .budget import laplace_composed_epsilon, per_report_epsilon
+from .budget import BudgetPlan, laplace_composed_epsilon, per_report_epsilon, plan_budget
 from .curator import GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 from .receipts import Receipt
 
 __all__ = [
+    "BudgetPlan",
     "GaussianCurator",
     "LaplaceCurator",
     "PrivacyError",
@@ -40,5 +42,6 @@ __all__ = [
     "default_delta",
     "laplace_composed_epsilon",
     "per_report_epsilon",
+    "plan_budget",
     "subsampled_gaussian_epsilon",
 ]

@@ -1,10 +1,13 @@
-"""A total privacy budget over many reports: what each report may spend.
+"""A total privacy budget over many reports: what each report may spend, and what a run can
+resolve with it.
 
 A study that releases ``n`` scores about the same data through the Laplace curator spends the
 composition of ``n`` Laplace mechanisms. Users think in the total ``(epsilon, delta)`` they
 publish; :func:`per_report_epsilon` turns that total into the largest per-report epsilon
 whose ``n``-fold composition stays within it, and :func:`laplace_composed_epsilon` answers
-the other way round.
+the other way round. :func:`plan_budget` shows, before any score is touched, what a budget
+buys: the noise on each score and the smallest difference between two configurations that
+the run could resolve.
 
 The composition is accounted the way :class:`~privtune.privacy.PrivacyLedger` accounts a
 study (``composed_epsilon("pld", delta)``): dp-accounting's privacy-loss-distribution (PLD)
@@ -28,10 +31,16 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from .._checks import check_float, check_int
+from .curator import _check_value_range
 
-__all__ = ["laplace_composed_epsilon", "per_report_epsilon"]
+__all__ = ["BudgetPlan", "laplace_composed_epsilon", "per_report_epsilon", "plan_budget"]
 
 #: Relative precision of :func:`per_report_epsilon`: the answer is within this fraction of
 #: the largest per-report epsilon that fits (and never above it).
@@ -133,3 +142,185 @@ def per_report_epsilon(epsilon: float, delta: float, n_reports: int) -> float:
     while eps0 > even and _composed(eps0, n_reports, delta) > epsilon:
         eps0 *= 1.0 - RTOL / 4  # the root's side that fits
     return max(eps0, even)
+
+
+#: The two-sided normal quantile of the resolution rule (95 % confidence).
+Z_95 = 1.959963984540054
+
+#: The mechanisms :func:`plan_budget` plans for.
+MECHANISMS = ("laplace",)
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """What a total budget buys, per planned number of trials (:func:`plan_budget`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The total budget.
+    value_range : tuple of float
+        The scores' declared range.
+    mechanism : str
+        ``"laplace"``: every score released with Laplace noise (per-score LDP).
+    n_trials : ndarray of int
+        The planned numbers of trials.
+    epsilon_per_report : ndarray
+        The per-report epsilon each ``n`` affords (:func:`per_report_epsilon`).
+    noise_std : ndarray
+        The standard deviation of a released score's noise, in score units:
+        ``sqrt(2) (hi - lo) / epsilon_per_report``.
+    resolvable_difference : ndarray
+        The smallest difference between two configurations' scores that the run could tell
+        apart (the rule of :func:`plan_budget`), in score units.
+    """
+
+    epsilon: float
+    delta: float
+    value_range: tuple[float, float]
+    mechanism: str
+    n_trials: np.ndarray
+    epsilon_per_report: np.ndarray
+    noise_std: np.ndarray
+    resolvable_difference: np.ndarray
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per planned number of trials."""
+        return [
+            {
+                "n_trials": int(n),
+                "epsilon_per_report": float(e),
+                "noise_std": float(s),
+                "resolvable_difference": float(d),
+            }
+            for n, e, s, d in zip(
+                self.n_trials,
+                self.epsilon_per_report,
+                self.noise_std,
+                self.resolvable_difference,
+                strict=True,
+            )
+        ]
+
+    def __str__(self) -> str:
+        lo, hi = self.value_range
+        lines = [
+            f"budget epsilon={self.epsilon:g}, delta={self.delta:g}, {self.mechanism}, "
+            f"value_range=({lo:g}, {hi:g})",
+            f"{'trials':>7}  {'eps/report':>10}  {'noise sd':>9}  {'resolvable diff':>15}",
+        ]
+        for r in self.rows():
+            lines.append(
+                f"{r['n_trials']:>7}  {r['epsilon_per_report']:>10.4g}  {r['noise_std']:>9.4g}"
+                f"  {r['resolvable_difference']:>15.4g}"
+            )
+        return "\n".join(lines)
+
+    def plot(self, path: str | None = None, *, ax: Any = None) -> Any:
+        """Plot the noise and the resolvable difference against the number of trials, next to
+        the width of ``value_range`` (needs matplotlib: the ``bench`` extra).
+
+        Parameters
+        ----------
+        path : str, optional
+            Where to save the figure (PNG).
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        try:
+            import matplotlib
+
+            if ax is None and path is not None:
+                matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError(
+                "BudgetPlan.plot needs matplotlib: pip install 'privtune[bench]'."
+            ) from None
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5.5, 3.5))
+        lo, hi = self.value_range
+        ax.plot(self.n_trials, self.noise_std, marker="o", label="noise sd of a score")
+        ax.plot(
+            self.n_trials,
+            self.resolvable_difference,
+            marker="s",
+            label="smallest resolvable difference",
+        )
+        ax.axhline(hi - lo, color="grey", linestyle="--", label="width of value_range")
+        ax.set_yscale("log")
+        ax.set_xlabel("planned trials")
+        ax.set_ylabel("score units")
+        ax.set_title(f"total epsilon = {self.epsilon:g}, delta = {self.delta:g}")
+        ax.legend(fontsize=8)
+        if path is not None:
+            ax.figure.tight_layout()
+            ax.figure.savefig(path, dpi=120)
+        return ax
+
+
+def plan_budget(
+    epsilon: float,
+    delta: float,
+    value_range: tuple[float, float],
+    n_trials: int | Sequence[int],
+    mechanism: str = "laplace",
+) -> BudgetPlan:
+    """What a total ``(epsilon, delta)`` buys, before any score is touched.
+
+    For each planned number of trials ``n``: the per-report epsilon ``epsilon_0`` that the
+    budget affords over ``n`` reports (:func:`per_report_epsilon`), the noise's standard
+    deviation ``sigma = sqrt(2) (hi - lo) / epsilon_0`` in score units, and the smallest
+    difference ``Delta`` between two configurations' true scores that the run could resolve.
+
+    **The rule for Delta.** The best a run of ``n`` reports can do to compare two
+    configurations is to spend all of them on those two, ``n / 2`` each; the difference of the
+    two means then has standard deviation ``sigma sqrt(4 / n)``, and ``Delta = 1.96 sigma
+    sqrt(4 / n)`` is the critical difference of a two-sided test at 95 %: a true difference of
+    ``Delta`` is detected half the time, of ``2 Delta`` 98 % of the time. A tuning run spreads its
+    reports over many configurations, so it resolves less: a difference below ``Delta`` is one
+    no run at this budget can find, and when ``Delta`` exceeds the width of ``value_range``,
+    the scores carry no usable information.
+
+    Parameters
+    ----------
+    epsilon : float
+        The total epsilon, ``> 0``.
+    delta : float
+        The total delta, in ``[0, 1)``.
+    value_range : (float, float)
+        The scores' declared range ``(lo, hi)``.
+    n_trials : int or sequence of int
+        The planned number(s) of trials (one report each).
+    mechanism : {"laplace"}, default="laplace"
+        Every score released with Laplace noise (per-score LDP, the curator's).
+
+    Returns
+    -------
+    BudgetPlan
+        Print it for a table, ``.plot()`` it, or read its arrays.
+
+    Examples
+    --------
+    >>> from privtune.privacy import plan_budget
+    >>> plan = plan_budget(100.0, 1e-6, (0.0, 1.0), [20, 60])
+    >>> [round(float(d), 2) for d in plan.resolvable_difference]
+    [0.25, 0.38]
+    """
+    epsilon = check_float("epsilon", epsilon, low=0.0)
+    delta = check_float("delta", delta, low=0.0, high=1.0, closed_low=True, closed_high=False)
+    lo, hi = _check_value_range(value_range)
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
+    counts = [n_trials] if isinstance(n_trials, (int, np.integer)) else list(n_trials)
+    if not counts:
+        raise ValueError("n_trials must be a positive integer or a non-empty sequence of them.")
+    ns = np.array([check_int("n_trials", n) for n in counts], dtype=int)
+    eps0 = np.array([per_report_epsilon(epsilon, delta, int(n)) for n in ns])
+    sigma = math.sqrt(2.0) * (hi - lo) / eps0
+    resolvable = Z_95 * sigma * np.sqrt(4.0 / ns)
+    return BudgetPlan(epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable)
