@@ -402,13 +402,15 @@ class PrivateGPUCBSampler(BaseSampler):
             trial.set_user_attr(key, attr)
         return released
 
-    def _verify_study(self, study: Study) -> None:
+    def _verify_study(self, study: Study, *, use_cache: bool = False) -> None:
         """Fail closed on every completed trial of ``study``, whatever its parameters.
 
         A trial is checked once (finished trials are immutable); later calls check only the
-        trials completed since.
+        trials completed since. ``use_cache`` reads through Optuna's per-trial cache (inside a
+        trial, where the relative sampling reads it again).
         """
-        trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=False)
+        states = (TrialState.COMPLETE,)
+        trials = study._get_trials(deepcopy=False, states=states, use_cache=use_cache)
         self._verify_trials(study, trials)
 
     def _verify_trials(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
@@ -544,7 +546,7 @@ class PrivateGPUCBSampler(BaseSampler):
         try:
             # fail closed before this trial computes anything (a worker whose settings differ
             # from the study's, a raw value in the storage)
-            self._verify_study(study)
+            self._verify_study(study, use_cache=True)  # the read infer_relative... reuses
         except PrivacyError:
             # no score exists yet: hand the trial back to the queue instead of leaving a FAIL
             # trial behind (a worker with the study's settings runs it as a new one)
