@@ -31,10 +31,11 @@ import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import intersection_search_space
+from optuna.storages._cached_storage import _CachedStorage
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from .privacy import PrivacyError, PrivacyLedger, Receipt
+from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
 from .privacy.curator import _check_value_range
 from .privacy.ledger import _check_epsilon
 from .privacy.seeds import draw_seed, report_generator, stream_seed
@@ -59,6 +60,14 @@ _INDEPENDENT_SAMPLING_WARNING = (
 #: so that every worker that rebuilds the model adds the same noise to the same data (a fresh
 #: draw per rebuild would release the same scores under new noise, averaging it away).
 ATTR_NOISE_SEED = "privtune:qff_noise_seed"
+
+#: Trial system attribute: the study's total budget (``PrivacyBudget.to_attrs``), written by a
+#: worker before the trial computes anything; a trial that carries it counts against the budget
+#: until it is refused, fails without a release, or releases (then its receipt counts).
+ATTR_CLAIM = "privtune:budget_claim"
+
+#: Trial system attribute: the claim was refused (the trial released nothing and never will).
+ATTR_REFUSED = "privtune:budget_refused"
 
 #: The id of the trial whose privatized objective runs in this thread (``None``: none does).
 _PRIVATIZED_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -95,6 +104,50 @@ def _params(
     return out
 
 
+def _fresh_trials(study: Study) -> list[FrozenTrial]:
+    """Every trial of ``study`` as the storage holds it now, read past Optuna's trial cache in
+    front of an RDB storage (which rereads only the trials after the last finished one it saw,
+    so it could miss another worker's trial created just before)."""
+    storage = study._storage
+    if isinstance(storage, _CachedStorage):
+        storage = storage._backend
+    return storage.get_all_trials(study._study_id, deepcopy=False)
+
+
+def _budget_count(
+    trials: Sequence[FrozenTrial], budget: dict[str, Any]
+) -> tuple[int, int, FrozenTrial | None]:
+    """What counts against ``budget`` in ``trials``.
+
+    Returns
+    -------
+    reserved : int
+        Trials that released (a receipt) or may still release: a claim that was not refused,
+        on a trial that did not end without a release (FAIL or PRUNED without a receipt can no
+        longer release: Optuna refuses to change a finished trial).
+    released : int
+        Trials with a receipt.
+    other : FrozenTrial or None
+        A trial whose live claim names another budget.
+    """
+    reserved = released = 0
+    other = None
+    for t in trials:
+        if Receipt.from_attrs(t.user_attrs) is not None:
+            released += 1
+            reserved += 1
+            continue
+        claim = t.system_attrs.get(ATTR_CLAIM)
+        if claim is None or t.system_attrs.get(ATTR_REFUSED):
+            continue
+        if t.state in (TrialState.FAIL, TrialState.PRUNED):
+            continue
+        reserved += 1
+        if claim != budget:
+            other = t
+    return reserved, released, other
+
+
 class _PrivateTrial:
     """The trial an objective sees under :meth:`PrivateGPUCBSampler.privatize`.
 
@@ -119,6 +172,34 @@ class _PrivateTrial:
             "intermediate value. Pruning on intermediate scores needs those scores privatized "
             "too, which privtune does not offer; run the trial to the end and return its score."
         )
+
+
+def _describe_budget(budget: dict[str, Any] | None) -> str:
+    """A study's total budget (a claim's data) as a worker configures it."""
+    if budget is None:
+        return "none: epsilon per report"
+    return (
+        f"privacy_budget=({budget.get('epsilon')}, {budget.get('delta')}), "
+        f"n_trials={budget.get('n_reports')}"
+    )
+
+
+def _check_budget(privacy_budget, n_trials, epsilon) -> PrivacyBudget | None:
+    """The sampler's :class:`~privtune.privacy.PrivacyBudget`, or ``None`` without one."""
+    if privacy_budget is None:
+        if n_trials is not None:
+            raise ValueError(
+                "n_trials is the number of reports privacy_budget is spread over; without "
+                "privacy_budget it has no effect. Pass both, or neither (then the number of "
+                "trials is study.optimize's)."
+            )
+        return None
+    if epsilon is not None:
+        raise ValueError(
+            "Pass epsilon (each report's) or privacy_budget (the total over the study), not "
+            f"both; got epsilon={epsilon!r} and privacy_budget={privacy_budget!r}."
+        )
+    return PrivacyBudget.from_arg(privacy_budget, n_trials, n_name="n_trials")
 
 
 def _describe(receipt: Receipt) -> str:
@@ -190,7 +271,8 @@ class PrivateGPUCBSampler(BaseSampler):
         ``optimizer_kwargs``); they need ``epsilon`` and ``value_range``.
     epsilon : float, optional
         Per-trial LDP parameter (``alpha`` for the qff algorithms). ``None`` (default) runs the
-        non-private algorithm on raw scores.
+        non-private algorithm on raw scores. With ``privacy_budget``, the per-report share of
+        the budget.
     value_range : tuple of float, optional
         The range ``(lo, hi)`` of a score (e.g. ``(0, 1)`` for accuracy). Required with
         ``epsilon``; scores outside it are clipped before the noise. Without privacy it fixes
@@ -217,6 +299,22 @@ class PrivateGPUCBSampler(BaseSampler):
         :func:`privtune.tuning.make_optimizer` (``kernel``, ``lam``, ``beta_scale``, ``k``...).
     warn_independent_sampling : bool, default=True
         Log Optuna's warning when a parameter is sampled independently (once per parameter).
+    privacy_budget : tuple of float, optional
+        ``(epsilon, delta)``: the total the whole study may spend, instead of ``epsilon`` per
+        trial. Each trial's score is released with the per-report epsilon that
+        :func:`privtune.privacy.per_report_epsilon` affords over ``n_trials`` reports
+        (dp-accounting's PLD accountant, the tightest valid one for Laplace reports; kept in
+        :attr:`epsilon`). Laplace-curator algorithms only (not the qff ones). Preview what a
+        budget buys with :func:`privtune.privacy.plan_budget`.
+    n_trials : int, optional
+        The number of trials ``privacy_budget`` covers (required with it). Every trial is
+        counted against it in the study's storage before it computes anything, by every
+        worker: once ``n_trials`` trials released or are under way, ``study.optimize`` stops
+        (with a logged warning), and a trial started beyond them is refused: it is marked
+        failed with nothing computed and :class:`privtune.privacy.BudgetExhaustedError` is
+        raised. A trial that fails or is pruned without a release gives its share back.
+        See docs/privacy.md, "A total budget", for what a race between workers can and cannot
+        do.
 
     Examples
     --------
@@ -245,10 +343,22 @@ class PrivateGPUCBSampler(BaseSampler):
         independent_sampler: BaseSampler | None = None,
         optimizer_kwargs: dict[str, Any] | None = None,
         warn_independent_sampling: bool = True,
+        privacy_budget: tuple[float, float] | None = None,
+        n_trials: int | None = None,
     ) -> None:
+        self.privacy_budget = _check_budget(privacy_budget, n_trials, epsilon)
+        self.n_trials = None if self.privacy_budget is None else self.privacy_budget.n_reports
+        if self.privacy_budget is not None:
+            epsilon = self.privacy_budget.epsilon_per_report
         self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
         engine = TuningEngine(algorithm, epsilon=self.epsilon)  # validates the name
         self.algorithm = engine.algorithm
+        if self.privacy_budget is not None and engine.spec.curator != "laplace":
+            raise ValueError(
+                "privacy_budget is available for the algorithms whose scores go through the "
+                f"Laplace curator, not for algorithm={self.algorithm!r}, whose Gaussian noise "
+                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
+            )
         warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
         self.privacy_model = engine.privacy
         if self.epsilon is not None and value_range is None:
@@ -288,7 +398,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self._init_runtime()
 
     # -- runtime state (caches and locks; never relied on, not pickled) -------------------------
-    _RUNTIME = ("_lock", "engine", "_warned", "_verified", "_curator", "_noise_seeds")
+    _RUNTIME = ("_lock", "engine", "_warned", "_verified", "_curator", "_noise_seeds", "_granted")
 
     def _init_runtime(self) -> None:
         self._lock = threading.RLock()
@@ -303,6 +413,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self._warned: set[str] = set()
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
         self._noise_seeds: dict[tuple, int] = {}  # per study: the qff noise seed in use
+        self._granted: set[int] = set()  # trial ids whose budget claim this process granted
         # The release in the objective's process (None: raw scores, for jdp or no privacy).
         self._curator = self.engine.curator()
 
@@ -394,6 +505,16 @@ class PrivateGPUCBSampler(BaseSampler):
             ) from None
         if not math.isfinite(y):
             return float("nan")
+        if self.privacy_budget is not None:
+            with self._lock:
+                granted = getattr(trial, "_trial_id", None) in self._granted
+                self._granted.discard(getattr(trial, "_trial_id", None))
+            if not granted:
+                raise PrivacyError(
+                    f"Trial {trial.number} has no share of the privacy budget: a trial releases "
+                    "its score only after this sampler counted it against the budget when the "
+                    "trial started (study.optimize, or study.ask with this sampler)."
+                )
         study = getattr(trial, "study", None)
         owner = study.study_name if study is not None else "default"
         rng = report_generator(self.noise_seed, owner, trial.number)
@@ -428,6 +549,15 @@ class PrivateGPUCBSampler(BaseSampler):
         """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``: its
         stored receipt is the one this sampler's curator issues for ``value``."""
         assert self._curator is not None  # verified only with a curator
+        claim = trial.system_attrs.get(ATTR_CLAIM)
+        budget = None if self.privacy_budget is None else self.privacy_budget.to_attrs()
+        if claim is not None and claim != budget:
+            raise PrivacyError(
+                f"Trial {trial.number} was released under a total privacy budget "
+                f"({_describe_budget(claim)}); this sampler's is "
+                f"{_describe_budget(budget)}. Every worker of a study must be started with the "
+                "same privacy_budget and n_trials, so that they count one budget."
+            )
         receipt = Receipt.from_attrs(trial.user_attrs)
         mine = self._curator.receipt(value)
         if receipt is not None and receipt.matches(value) and receipt != mine:
@@ -552,6 +682,47 @@ class PrivateGPUCBSampler(BaseSampler):
             # trial behind (a worker with the study's settings runs it as a new one)
             study._storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
             raise
+        if self.privacy_budget is not None:
+            self._claim(study, trial)
+
+    def _claim(self, study: Study, trial: FrozenTrial) -> None:
+        """Count ``trial`` against the budget before it computes anything, or refuse it.
+
+        Write, then read: the trial's claim is stored first, then every trial of the study is
+        read from the storage and the live claims and receipts are counted, this one included.
+        A worker whose count exceeds ``n_trials`` refuses its trial (marked refused and FAIL,
+        with no score). Whatever the interleaving of workers, at most ``n_trials`` trials
+        release: of any two claims, the later one's read sees the earlier one, so the last
+        trial to release counted every other releasing trial before it went on. A race can
+        refuse a trial that would have fit (two claims for the last report, each counting the
+        other), never let one past the budget.
+        """
+        assert self.privacy_budget is not None
+        budget = self.privacy_budget.to_attrs()
+        storage = study._storage
+        storage.set_trial_system_attr(trial._trial_id, ATTR_CLAIM, budget)
+        reserved, released, other = _budget_count(_fresh_trials(study), budget)
+        if other is None and reserved <= self.privacy_budget.n_reports:
+            with self._lock:
+                self._granted.add(trial._trial_id)
+            return
+        storage.set_trial_system_attr(trial._trial_id, ATTR_REFUSED, True)
+        storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        if other is not None:
+            raise PrivacyError(
+                f"Trial {other.number} of study {study.study_name!r} runs under another total "
+                f"privacy budget ({_describe_budget(other.system_attrs[ATTR_CLAIM])}); this "
+                f"sampler's is {_describe_budget(budget)}. Every worker of a study must be "
+                "started with the same privacy_budget and n_trials. Trial "
+                f"{trial.number} was refused before computing anything."
+            )
+        raise BudgetExhaustedError(
+            f"The privacy budget of study {study.study_name!r} ({self.privacy_budget}) is "
+            f"spent: {released} reports released and {reserved - released - 1} under way "
+            f"in other trials. Trial {trial.number} was refused before computing anything; "
+            "the study releases nothing more. Plan a new budget (privtune.privacy.plan_budget) "
+            "for more trials."
+        )
 
     def after_trial(
         self,
@@ -561,8 +732,25 @@ class PrivateGPUCBSampler(BaseSampler):
         values: Sequence[float] | None,
     ) -> None:
         self._independent_sampler.after_trial(study, trial, state, values)
+        with self._lock:
+            self._granted.discard(trial._trial_id)
         if self._curator is not None and state == TrialState.COMPLETE and values is not None:
             self._verify(trial, values[0])
+        if self.privacy_budget is not None:
+            budget = self.privacy_budget.to_attrs()
+            reserved, _, _ = _budget_count(_fresh_trials(study), budget)
+            if reserved >= self.privacy_budget.n_reports:
+                # every planned report is released or under way: end the optimize loop as
+                # Optuna's MaxTrialsCallback does (no error; a later trial would be refused)
+                _logger.warning(
+                    f"The privacy budget of study {study.study_name!r} covers "
+                    f"{self.privacy_budget.n_reports} reports, all released or under way: "
+                    "the study stops."
+                )
+                try:
+                    study.stop()
+                except RuntimeError:  # outside study.optimize (ask-and-tell): nothing to stop
+                    pass
 
     # -- the model ---------------------------------------------------------------------------------
     def _completed(
@@ -716,7 +904,7 @@ class PrivateGPUCBSampler(BaseSampler):
         """
         return dict(self.recommend_trial(study, baseline).params)
 
-    def privacy_report(self, study: Study, delta: float = 1e-6) -> dict[str, Any]:
+    def privacy_report(self, study: Study, delta: float | None = None) -> dict[str, Any]:
         """The privacy spent by the study: per-report epsilon and composed epsilon.
 
         Built from the trials' user attributes, so it covers every worker that wrote to the
@@ -734,19 +922,27 @@ class PrivateGPUCBSampler(BaseSampler):
         this one. Raises :class:`~privtune.privacy.PrivacyError` if a completed trial's value
         did not come through the curator (its epsilon is unbounded).
 
+        With ``privacy_budget``, the report also shows the budget, what was spent and what
+        remains (:meth:`privtune.privacy.PrivacyBudget.report`): ``reserved_reports`` counts
+        the released reports and the trials under way that may still release.
+
         Parameters
         ----------
         study : optuna.study.Study
-        delta : float, default=1e-6
-            The delta of the advanced-composition and PLD bounds.
+        delta : float, optional
+            The delta of the advanced-composition and PLD bounds: the budget's, or 1e-6.
 
         Returns
         -------
         dict
             ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic`` (pure
             epsilon-DP), and with at least one report ``delta``, ``composed_epsilon_advanced``
-            and ``composed_epsilon_pld`` (both (epsilon, delta)-DP).
+            and ``composed_epsilon_pld`` (both (epsilon, delta)-DP); with ``privacy_budget``,
+            ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
+            ``reserved_reports``, ``remaining_reports`` and ``spent_epsilon``.
         """
+        if delta is None:
+            delta = 1e-6 if self.privacy_budget is None else self.privacy_budget.delta
         self._verify_study(study)
         if self.privacy_model == PrivacyModel.JDP:
             completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -761,7 +957,13 @@ class PrivateGPUCBSampler(BaseSampler):
             ledger = PrivacyLedger.from_receipts(
                 [r for r in receipts if r is not None], owner=study.study_name
             )
-        return self.engine.privacy_report(ledger, delta)
+        out = self.engine.privacy_report(ledger, delta)
+        if self.privacy_budget is not None:
+            reserved, released, _ = _budget_count(
+                _fresh_trials(study), self.privacy_budget.to_attrs()
+            )
+            out.update(self.privacy_budget.report(released, reserved))
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -806,6 +1008,11 @@ class GOUCBSampler(PrivateGPUCBSampler):
         ``beta_scale``, ``acquisition``, ...).
     warn_independent_sampling : bool, default=True
         Log Optuna's warning when a parameter is sampled independently.
+    privacy_budget : tuple of float, optional
+        ``(epsilon, delta)`` over the study, with ``n_trials`` (see
+        :class:`PrivateGPUCBSampler`).
+    n_trials : int, optional
+        The number of trials ``privacy_budget`` covers.
 
     Examples
     --------
@@ -834,6 +1041,8 @@ class GOUCBSampler(PrivateGPUCBSampler):
         independent_sampler: BaseSampler | None = None,
         optimizer_kwargs: dict[str, Any] | None = None,
         warn_independent_sampling: bool = True,
+        privacy_budget: tuple[float, float] | None = None,
+        n_trials: int | None = None,
     ) -> None:
         if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
             raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
@@ -850,6 +1059,8 @@ class GOUCBSampler(PrivateGPUCBSampler):
             independent_sampler=independent_sampler,
             optimizer_kwargs=kwargs,
             warn_independent_sampling=warn_independent_sampling,
+            privacy_budget=privacy_budget,
+            n_trials=n_trials,
         )
 
     def __repr__(self) -> str:

@@ -32,7 +32,14 @@ from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .privacy import GaussianCurator, LaplaceCurator, PrivacyError, PrivacyLedger
+from .privacy import (
+    BudgetMeter,
+    GaussianCurator,
+    LaplaceCurator,
+    PrivacyBudget,
+    PrivacyError,
+    PrivacyLedger,
+)
 from .privacy.curator import _check_value_range
 from .privacy.seeds import draw_seed
 from .privacy.withhold import clean, release
@@ -120,6 +127,15 @@ default="auto"
     epsilon : float, optional
         Per-candidate LDP parameter (``alpha`` for ``"qff-ldp"``). ``None`` (default) runs the
         non-private search.
+    privacy_budget : tuple of float, optional
+        ``(epsilon, delta)``: the total the whole search may spend, instead of ``epsilon``
+        per report. The ``n_iter`` candidates' reports (times the reported metrics) share it:
+        each is released with the per-report epsilon that
+        :func:`privtune.privacy.per_report_epsilon` affords (dp-accounting's PLD accountant,
+        the tightest valid one for Laplace reports), kept in ``epsilon_``, and a release beyond
+        the planned number is refused (:class:`privtune.privacy.BudgetExhaustedError`).
+        Preview what a budget buys with :func:`privtune.privacy.plan_budget`. Laplace-curator
+        algorithms only (not ``"qff-ldp"``).
     value_range : tuple of float or dict, optional
         The range ``(lo, hi)`` of the optimized score. Needed with ``epsilon`` unless the
         scoring's range is known (accuracy, AUC, F1, precision, recall, ...: see
@@ -206,10 +222,14 @@ default="auto"
         The batch size used.
     algorithm_ : str
         The algorithm run (``"auto"`` resolved).
+    epsilon_ : float or None
+        The per-report epsilon used: ``epsilon``, or the share of ``privacy_budget``.
     privacy_report_ : dict
         With privacy: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
-        ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``) and
-        ``metrics`` (the reported ones).
+        ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``: 1e-6, or the
+        budget's) and ``metrics`` (the reported ones); with ``privacy_budget`` also
+        ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
+        ``remaining_reports`` and ``spent_epsilon`` (:meth:`privtune.privacy.PrivacyBudget.report`).
     interrupted_results_ : dict
         Set only when ``fit`` stops with an exception (``KeyboardInterrupt`` included) after
         evaluating candidates: their (privatized) results, with a warning; ``privacy_report_``
@@ -246,6 +266,7 @@ default="auto"
         "space": [Mapping],
         "algorithm": [StrOptions({"auto", *REGISTRY})],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "privacy_budget": [tuple, list, None],
         "value_range": [tuple, list, dict, None],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -263,6 +284,7 @@ default="auto"
         *,
         algorithm: str = "auto",
         epsilon: float | None = None,
+        privacy_budget: tuple[float, float] | None = None,
         value_range=None,
         n_iter: int = 50,
         batch_size: int | None = None,
@@ -294,6 +316,7 @@ default="auto"
         self.space = space
         self.algorithm = algorithm
         self.epsilon = epsilon
+        self.privacy_budget = privacy_budget
         self.value_range = value_range
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -328,12 +351,12 @@ default="auto"
             # scikit-learn's own messages one level later; above 2 they print each fold's
             # (raw) score, so with privacy they stop at 2
             self.verbose = max(verbose - 1, 0)
-            if self.epsilon is not None:
+            if self._private:
                 self.verbose = min(self.verbose, 2)
             super().fit(X, y, **params)
         except BaseException as exc:
             self._stopped(exc)
-            if self.epsilon is None or not self._scoring_started:
+            if not self._private or not self._scoring_started:
                 raise
             # scikit-learn's messages (a scorer's return value) and the frames of its fit
             # (every fold's score) may hold raw scores: raise a bare exception, outside this
@@ -341,7 +364,7 @@ default="auto"
             # keep their message.
             withheld = release(exc)
         else:
-            if self.epsilon is not None:
+            if self._private:
                 self.privacy_report_ = self._privacy_report()
                 if not callable(self.refit) and hasattr(self, "best_index_"):
                     posterior = self.cv_results_[f"posterior_mean_test_{self._metric}"]
@@ -365,6 +388,8 @@ default="auto"
         "_reported",
         "_released",
         "_ledger",
+        "_budget",
+        "_meter",
         "_curators",
         "_noise_rng",
         "_qff_noise_seed",
@@ -393,18 +418,27 @@ default="auto"
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
         self._scoring_started = False
         _drop_fitted(self)
+        self._ranges = self._declared_ranges()
+        self._budget = self._planned_budget()
+        self.epsilon_ = self.epsilon if self._budget is None else self._budget.epsilon_per_report
         self._engine = TuningEngine(
             self.algorithm,
-            epsilon=self.epsilon,
+            epsilon=self.epsilon_,
             optimizer_kwargs=self.optimizer_kwargs,
             n_startup=self.n_initial_points,
             budget=self.n_iter,
         )
         self.algorithm_ = self._engine.algorithm
-        warn_repeated_plays(self.algorithm_, self.epsilon, stacklevel=4)
+        warn_repeated_plays(self.algorithm_, self.epsilon_, stacklevel=4)
         self._space = SearchSpace(self.space)
         check_space_params(self.estimator, self._space.names)
-        if self.epsilon is not None and not self._engine.spec.publishable:
+        if self._budget is not None and self._engine.spec.curator != "laplace":
+            raise ValueError(
+                f"privacy_budget is available for the algorithms whose scores go through the "
+                f"Laplace curator, not for algorithm={self.algorithm_!r}, whose Gaussian noise "
+                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
+            )
+        if self._private and not self._engine.spec.publishable:
             raise ValueError(
                 "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
                 "raw scores stay with a trusted privatizer, but a search publishes each "
@@ -412,19 +446,19 @@ default="auto"
                 "(each score released with Gaussian noise, Dubey's local joint DP), or "
                 "PrivateGPUCBSampler('qff-jdp', ...) with an Optuna storage you trust."
             )
-        if self.epsilon is not None and self.return_train_score:
+        if self._private and self.return_train_score:
             raise ValueError(
                 "return_train_score=True is not available with epsilon: train scores would be "
                 "reported raw. Set return_train_score=False."
             )
-        if self.epsilon is not None:
+        if self._private:
             self._refuse_callbacks()
         self._default_u = self._default_point() if self.evaluate_default else None
-        self._ranges = self._declared_ranges()
         self._metric: str | None = None
         self._reported: list[str] = []
         self._released: dict[str, list[float]] = {}
         self._ledger = PrivacyLedger()
+        self._meter = None if self._budget is None else BudgetMeter(self._budget)
         self._curators: dict[str, LaplaceCurator | GaussianCurator] = {}
         self._noise_rng = np.random.default_rng(_int_seed(self.noise_random_state))
         # The qff algorithms' own privacy noise: one seed per fit, kept by every rebuild.
@@ -550,7 +584,7 @@ default="auto"
             )
         self._metric = metric
         self._engine.value_range = self._range_of(metric, True)  # fixes the reward scale
-        if self.epsilon is None:
+        if not self._private:
             return
         if self._range_of(metric, True) is None:
             raise clean(
@@ -561,11 +595,21 @@ default="auto"
                 )
             )
         self._reported = [metric] + [m for m in metrics if m != metric and m in self._ranges]
+        planned = self._n_reported_planned()
+        if self._budget is not None and len(self._reported) != planned:
+            raise clean(
+                PrivacyError(
+                    f"privacy_budget was spread over {planned} reported metric(s) per candidate "
+                    f"(the optimized one and those named in value_range), but the scoring "
+                    f"reports {self._reported}. Name the metrics to report in value_range."
+                )
+            )
         for m in self._reported:
             rng = self._range_of(m, m == metric)
             assert rng is not None
             curator = self._engine.curator(rng, seed=self._noise_rng, ledger=self._ledger)
             assert curator is not None
+            curator.meter = self._meter  # one count over every reported metric
             self._curators[m] = curator
 
     # -- the search --------------------------------------------------------------------------
@@ -600,7 +644,7 @@ default="auto"
             # fit with privacy).
             assert self._last_failure is not None
             raise self._last_failure
-        if self.epsilon is not None and self._history.n_finite:
+        if self._private and self._history.n_finite:
             posterior, self._recommended = self._recommend(results)
             # reported within the score's range: a model's mean under heavy noise can leave it
             lo, hi = self._optimized_range()
@@ -657,7 +701,7 @@ default="auto"
         every fit of the batch failed (scikit-learn keeps no row for it)."""
         try:
             with warnings.catch_warnings():
-                if self.epsilon is not None:
+                if self._private:
                     # Warnings of the fits and scorers (scikit-learn's "Scoring failed", a
                     # nested search's non-finite scores...) may quote scores: silenced, in the
                     # workers too (joblib passes the filters on).
@@ -707,7 +751,7 @@ default="auto"
 
     def _warn_nonfinite(self) -> None:
         n, n_candidates = self._n_nonfinite
-        if self.epsilon is None or n <= self._warned_nonfinite:
+        if not self._private or n <= self._warned_nonfinite:
             return
         self._warned_nonfinite = n
         warnings.warn(
@@ -722,7 +766,7 @@ default="auto"
     def _warn_all_fits_failed(self, size: int, exc: ValueError) -> None:
         detail = (
             " (the errors are withheld with epsilon; rerun one candidate without it)"
-            if self.epsilon is not None
+            if self._private
             else f":{exc}"
         )
         warnings.warn(
@@ -737,11 +781,11 @@ default="auto"
         the posterior mean of the current pick (a model estimate from released scores, never
         the maximum of noisy values)."""
         value = self._history.best
-        if self.epsilon is not None and results is not None and self._history.n_finite:
+        if self._private and results is not None and self._history.n_finite:
             posterior, pick = self._recommend(results)
             value = float(np.clip(posterior[pick], *self._optimized_range()))
         shown = f"{value:.4f}" if math.isfinite(value) else "none yet"
-        if self.epsilon is None:
+        if not self._private:
             what = f"best mean_test_{self._metric} so far: {shown}"
         else:
             what = f"current pick's posterior mean of {self._metric}: {shown}"
@@ -752,7 +796,7 @@ default="auto"
         )
 
     def _select_best_index(self, refit, refit_metric, results):
-        if self.epsilon is None or callable(refit):
+        if not self._private or callable(refit):
             return BaseSearchCV._select_best_index(refit, refit_metric, results)
         if self._recommended is None:
             raise clean(
@@ -767,7 +811,7 @@ default="auto"
     # -- privatized results ------------------------------------------------------------------
     def _format_results(self, candidate_params, n_splits, out, more_results=None):
         first = self._metric is None  # a callable scoring: its metrics are known now
-        if self.epsilon is None:
+        if not self._private:
             results = super()._format_results(candidate_params, n_splits, out, more_results)
             if first:
                 self._setup_metrics(_metrics(results))
@@ -801,17 +845,45 @@ default="auto"
             values = np.asarray(released, dtype=float)
             results[f"mean_test_{m}"] = values
             results[f"rank_test_{m}"] = _rank(values)
-            spent = np.where(np.isfinite(values), float(self.epsilon or 0.0), 0.0)
+            spent = np.where(np.isfinite(values), float(self.epsilon_ or 0.0), 0.0)
             results[f"epsilon_test_{m}"] = spent
             if m == self._metric:
                 n_nonfinite = int(np.sum(~np.isfinite(values)))
         self._n_nonfinite = (n_nonfinite, n_candidates)  # warned by _run_search
         return results
 
-    def _privacy_report(self, delta: float = 1e-6) -> dict[str, Any]:
+    def _privacy_report(self) -> dict[str, Any]:
+        delta = 1e-6 if self._budget is None else self._budget.delta
         out = self._engine.privacy_report(self._ledger, delta)
         out["metrics"] = list(self._reported)
+        if self._budget is not None:
+            out.update(self._budget.report(self._ledger.n_reports))
         return out
+
+    @property
+    def _private(self) -> bool:
+        """Whether the scores are privatized (``epsilon`` or ``privacy_budget`` set)."""
+        return self.epsilon is not None or self.privacy_budget is not None
+
+    def _n_reported_planned(self) -> int:
+        """Reports per candidate: the optimized metric and every other one named in
+        ``value_range``."""
+        refit = self.refit
+        metric = refit if isinstance(refit, str) else "score"
+        return 1 + len({k for k in self._ranges if k is not None and k != metric})
+
+    def _planned_budget(self) -> PrivacyBudget | None:
+        """``privacy_budget`` over ``n_iter`` candidates' reports (``None`` without one)."""
+        if self.privacy_budget is None:
+            return None
+        if self.epsilon is not None:
+            raise ValueError(
+                "Pass epsilon (each report's) or privacy_budget (the total over the search), "
+                f"not both; got epsilon={self.epsilon!r} and "
+                f"privacy_budget={self.privacy_budget!r}."
+            )
+        n_reports = int(self.n_iter) * self._n_reported_planned()
+        return PrivacyBudget.from_arg(self.privacy_budget, n_reports, n_name="n_iter")
 
     def _stopped(self, exc: BaseException) -> None:
         """Leave a search stopped by ``exc`` visibly unfitted, keeping what was evaluated."""
@@ -821,7 +893,7 @@ default="auto"
             return  # nothing was evaluated, nothing was spent
         self.interrupted_results_ = last
         spent = ""
-        if self.epsilon is not None:
+        if self._private:
             self.privacy_report_ = self._privacy_report()
             spent = (
                 f" They spent epsilon = {self.privacy_report_['composed_epsilon_basic']:g} "

@@ -18,23 +18,35 @@
 - :func:`per_report_epsilon` — the per-report epsilon that a total ``(epsilon, delta)`` affords
   over a number of Laplace reports (dp-accounting's PLD accountant, the tightest for them), and
   :func:`laplace_composed_epsilon`, the other way round; :func:`plan_budget`, what a budget buys
-  before any score is touched (:mod:`privtune.privacy.budget`).
+  before any score is touched; :class:`PrivacyBudget`, a total ``(epsilon, delta)`` over a
+  planned number of reports, which :class:`BudgetMeter` enforces (refusing with
+  :class:`BudgetExhaustedError`) (:mod:`privtune.privacy.budget`).
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
   of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
   the per-client noise of local joint DP (Alg. 3).
 """
 
 from .accounting import default_delta, subsampled_gaussian_epsilon
-from .budget import BudgetPlan, laplace_composed_epsilon, per_report_epsilon, plan_budget
-from .curator import GaussianCurator, LaplaceCurator, PrivacyError
+from .budget import (
+    BudgetMeter,
+    BudgetPlan,
+    PrivacyBudget,
+    laplace_composed_epsilon,
+    per_report_epsilon,
+    plan_budget,
+)
+from .curator import BudgetExhaustedError, GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 from .receipts import Receipt
 
 __all__ = [
+    "BudgetExhaustedError",
+    "BudgetMeter",
     "BudgetPlan",
     "GaussianCurator",
     "LaplaceCurator",
+    "PrivacyBudget",
     "PrivacyError",
     "PrivacyLedger",
     "Receipt",

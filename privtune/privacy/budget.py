@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +39,16 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_float, check_int
-from .curator import _check_value_range
+from .curator import BudgetExhaustedError, _check_value_range
 
-__all__ = ["BudgetPlan", "laplace_composed_epsilon", "per_report_epsilon", "plan_budget"]
+__all__ = [
+    "BudgetMeter",
+    "BudgetPlan",
+    "PrivacyBudget",
+    "laplace_composed_epsilon",
+    "per_report_epsilon",
+    "plan_budget",
+]
 
 #: Relative precision of :func:`per_report_epsilon`: the answer is within this fraction of
 #: the largest per-report epsilon that fits (and never above it).
@@ -325,3 +333,172 @@ def plan_budget(
     sigma = math.sqrt(2.0) * (hi - lo) / eps0
     resolvable = Z_95 * sigma * np.sqrt(4.0 / ns)
     return BudgetPlan(epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable)
+
+
+@dataclass(frozen=True)
+class PrivacyBudget:
+    """A total ``(epsilon, delta)`` spread evenly over ``n_reports`` Laplace reports.
+
+    What the adapters' ``privacy_budget`` builds: every report is released with the per-report
+    epsilon :func:`per_report_epsilon` affords (PLD accounting, as the ledger composes), and no
+    report beyond ``n_reports`` may be released (:class:`BudgetMeter` counts them in one
+    process; the Optuna sampler counts them across workers in the study's storage).
+
+    Parameters
+    ----------
+    epsilon : float
+        The total epsilon, ``> 0``.
+    delta : float
+        The total delta, in ``[0, 1)``.
+    n_reports : int
+        The number of reports the budget covers, ``>= 1``.
+
+    Examples
+    --------
+    >>> from privtune.privacy import PrivacyBudget
+    >>> budget = PrivacyBudget(10.0, 1e-6, 60)
+    >>> round(budget.epsilon_per_report, 3)
+    0.259
+    >>> budget.spent_epsilon(60) <= 10.0
+    True
+    """
+
+    epsilon: float
+    delta: float
+    n_reports: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_float("epsilon", self.epsilon, low=0.0))
+        delta = check_float(
+            "delta", self.delta, low=0.0, high=1.0, closed_low=True, closed_high=False
+        )
+        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "n_reports", check_int("n_reports", self.n_reports))
+
+    @classmethod
+    def from_arg(cls, privacy_budget: Any, n_reports: int, *, n_name: str) -> PrivacyBudget:
+        """The budget of an adapter's ``privacy_budget=(epsilon, delta)`` over ``n_reports``.
+
+        Parameters
+        ----------
+        privacy_budget : tuple of float
+            ``(epsilon, delta)``.
+        n_reports : int
+            The planned number of reports.
+        n_name : str
+            The adapter's name for the planned number (``"n_trials"``, ``"n_iter"``), for the
+            error message.
+        """
+        message = (
+            "privacy_budget must be a pair (epsilon, delta) with epsilon > 0 and 0 <= delta < 1, "
+            f"got {privacy_budget!r}."
+        )
+        if isinstance(privacy_budget, (str, bytes)) or not isinstance(
+            privacy_budget, (tuple, list, np.ndarray)
+        ):
+            raise ValueError(message)
+        if len(privacy_budget) != 2:
+            raise ValueError(message)
+        try:
+            epsilon = check_float("privacy_budget[0] (epsilon)", privacy_budget[0], low=0.0)
+            delta = check_float(
+                "privacy_budget[1] (delta)",
+                privacy_budget[1],
+                low=0.0,
+                high=1.0,
+                closed_low=True,
+                closed_high=False,
+            )
+        except TypeError:
+            raise ValueError(message) from None
+        if n_reports is None:
+            raise ValueError(
+                f"{n_name} is required with privacy_budget: the budget is spread over the "
+                f"planned number of reports, so {n_name} must be known before the first one."
+            )
+        return cls(epsilon, delta, check_int(n_name, n_reports))
+
+    @property
+    def epsilon_per_report(self) -> float:
+        """Each report's epsilon: :func:`per_report_epsilon` of the budget over ``n_reports``."""
+        return per_report_epsilon(self.epsilon, self.delta, self.n_reports)
+
+    def spent_epsilon(self, n_released: int) -> float:
+        """The epsilon, at the budget's delta, of ``n_released`` reports (0 for none)."""
+        n = int(n_released)
+        return 0.0 if n <= 0 else _composed(self.epsilon_per_report, n, self.delta)
+
+    def to_attrs(self) -> dict[str, Any]:
+        """The budget as JSON-serialisable data (stored with each claim of a study)."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "n_reports": self.n_reports}
+
+    def __str__(self) -> str:
+        return (
+            f"epsilon={self.epsilon:g}, delta={self.delta:g} over {self.n_reports} reports "
+            f"(epsilon {self.epsilon_per_report:.4g} each)"
+        )
+
+    def report(self, n_released: int, n_reserved: int | None = None) -> dict[str, Any]:
+        """What the budget was, what was spent and what remains.
+
+        Parameters
+        ----------
+        n_released : int
+            Reports released so far.
+        n_reserved : int, optional
+            Reports counted against the budget (released or under way); default
+            ``n_released``.
+
+        Returns
+        -------
+        dict
+            ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
+            ``reserved_reports``, ``remaining_reports`` and ``spent_epsilon`` (the released
+            reports composed at the budget's delta, at most ``budget_epsilon``).
+        """
+        reserved = int(n_released if n_reserved is None else n_reserved)
+        return {
+            "budget_epsilon": self.epsilon,
+            "budget_delta": self.delta,
+            "planned_reports": self.n_reports,
+            "released_reports": int(n_released),
+            "reserved_reports": reserved,
+            "remaining_reports": max(self.n_reports - reserved, 0),
+            "spent_epsilon": self.spent_epsilon(n_released),
+        }
+
+
+class BudgetMeter:
+    """Counts the reports released under a :class:`PrivacyBudget` in one process, and refuses
+    the one that would exceed it (thread-safe).
+
+    A curator given a meter calls :meth:`claim` before it draws any noise, so a refused report
+    releases nothing.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget
+    """
+
+    def __init__(self, budget: PrivacyBudget) -> None:
+        self.budget = budget
+        self.n_released = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        """Reports the budget still covers."""
+        return self.budget.n_reports - self.n_released
+
+    def claim(self, count: int = 1) -> None:
+        """Count ``count`` more reports, or raise :class:`BudgetExhaustedError` (and count
+        nothing) when they would exceed the budget."""
+        with self._lock:
+            if self.n_released + count > self.budget.n_reports:
+                raise BudgetExhaustedError(
+                    f"The privacy budget ({self.budget}) is spent: {self.n_released} of "
+                    f"{self.budget.n_reports} reports were released and {count} more would "
+                    "exceed it. Nothing more is released; plan more reports with a larger "
+                    "budget (privtune.privacy.plan_budget) before the next run."
+                )
+            self.n_released += count

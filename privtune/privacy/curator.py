@@ -23,17 +23,25 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .ledger import PrivacyLedger, _check_epsilon, _check_gaussian, gaussian_event, laplace_event
 from .receipts import Receipt, digest
 
-__all__ = ["GaussianCurator", "LaplaceCurator", "PrivacyError"]
+if TYPE_CHECKING:
+    from .budget import BudgetMeter
+
+__all__ = ["BudgetExhaustedError", "GaussianCurator", "LaplaceCurator", "PrivacyError"]
 
 
 class PrivacyError(RuntimeError):
     """A privacy rule would be broken: privtune refuses to go on (it fails closed)."""
+
+
+class BudgetExhaustedError(PrivacyError):
+    """A release would exceed the total privacy budget: nothing is released."""
 
 
 def _check_value_range(value_range, name: str = "value_range") -> tuple[float, float]:
@@ -70,6 +78,8 @@ class _Curator:
         self.value_range = _check_value_range(value_range)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.ledger = PrivacyLedger() if ledger is None else ledger
+        #: Counts the releases against a total budget; ``None``: no limit.
+        self.meter: BudgetMeter | None = None
         self._lock = threading.Lock()
 
     @property
@@ -110,6 +120,8 @@ class _Curator:
         clipped = np.clip(arr, lo, hi)
         # Clipping is silent: whether a score left the range is a fact about the raw score,
         # which nothing outside the mechanism may reveal (no warning, log line or error).
+        if self.meter is not None and arr.size:
+            self.meter.claim(arr.size)  # before any noise: a refused report releases nothing
         with self._lock:
             noise = self._noise(self.rng if rng is None else rng, arr.shape)
         if arr.size:
