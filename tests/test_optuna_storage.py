@@ -148,8 +148,12 @@ KILLED_WORKER = textwrap.dedent(
 
     path, marker, stage = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if sys.argv[4] == "budget":
+        privacy = dict(privacy_budget=(10.0, 1e-6), n_trials=8)
+    else:
+        privacy = dict(epsilon=1.0)
     sampler = PrivateGPUCBSampler(
-        "gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=0, n_startup_trials=3
+        "gp-ucb", value_range=(0.0, 1.0), seed=0, n_startup_trials=3, **privacy
     )
     study = optuna.load_study(
         study_name="killed", storage=JournalStorage(JournalFileBackend(path)), sampler=sampler
@@ -173,14 +177,14 @@ KILLED_WORKER = textwrap.dedent(
 )
 
 
-def _kill_worker_at(path: Path, stage: str, tmp_path: Path) -> None:
+def _kill_worker_at(path: Path, stage: str, tmp_path: Path, privacy: str = "epsilon") -> None:
     """Run a worker on the journal at ``path`` and SIGKILL it once it reaches ``stage``."""
     import signal
     import time
 
     marker = tmp_path / f"{stage}.marker"
     worker = subprocess.Popen(
-        [sys.executable, "-c", KILLED_WORKER, str(path), str(marker), stage],
+        [sys.executable, "-c", KILLED_WORKER, str(path), str(marker), stage, privacy],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
@@ -233,3 +237,37 @@ def test_a_killed_worker_loses_no_release_and_counts_none_twice(tmp_path):
     assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 5
     # the last proposal's model was told the four completed trials before it
     assert sampler.engine.replay((study._study_id, study.study_name)).optimizer.t == 4
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_killed_worker_holds_its_share_of_a_budget_until_failed_and_counts_once(tmp_path):
+    path = tmp_path / "journal.log"
+    storage = JournalStorage(JournalFileBackend(str(path)))
+    optuna.create_study(study_name="killed", storage=storage, direction="maximize")
+
+    def report():
+        sampler = PrivateGPUCBSampler(
+            "gp-ucb", privacy_budget=(10.0, 1e-6), n_trials=8, value_range=(0.0, 1.0), seed=1
+        )
+        study = optuna.load_study(study_name="killed", storage=storage, sampler=sampler)
+        return sampler, study, sampler.privacy_report(study)
+
+    # Killed inside trial 3's objective: its claim holds a share while the trial is RUNNING.
+    _kill_worker_at(path, "objective", tmp_path, "budget")
+    _, study, r = report()
+    assert (r["released_reports"], r["reserved_reports"], r["remaining_reports"]) == (3, 4, 4)
+    # Killed after trial 4's release: counted once, by its receipt.
+    _kill_worker_at(path, "released", tmp_path, "budget")
+    _, study, r = report()
+    assert (r["released_reports"], r["reserved_reports"], r["remaining_reports"]) == (4, 5, 3)
+    for trial in study.get_trials(states=(TrialState.RUNNING,)):
+        study.tell(trial.number, state=TrialState.FAIL)
+    sampler, study, r = report()
+    # trial 3 failed without a release: its share is back; trial 4's release still counts
+    assert (r["released_reports"], r["reserved_reports"], r["remaining_reports"]) == (4, 4, 4)
+    # the rest of the budget is four more trials, then the study stops
+    study.optimize(sampler.privatize(lambda t: 1.0 - (t.suggest_float("x", 0, 1) - 0.3) ** 2), 10)
+    r = sampler.privacy_report(study)
+    assert (r["released_reports"], r["remaining_reports"]) == (8, 0)
+    assert r["spent_epsilon"] <= 10.0
+    assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 7
