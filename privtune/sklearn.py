@@ -40,8 +40,16 @@ from .privacy import (
     PrivacyError,
     PrivacyLedger,
 )
+from .privacy.budget import check_budget_pair
 from .privacy.curator import _check_value_range
 from .privacy.seeds import draw_seed
+from .privacy.selection import (
+    SHAPES,
+    RepeatDistribution,
+    Selector,
+    selection_epsilon,
+    selection_per_candidate_epsilon,
+)
 from .privacy.withhold import clean, release
 from .registry import REGISTRY, PrivacyModel
 from .scores import check_space_params, known_score_range
@@ -135,7 +143,28 @@ default="auto"
         the tightest valid one for Laplace reports), kept in ``epsilon_``, and a release beyond
         the planned number is refused (:class:`privtune.privacy.BudgetExhaustedError`).
         Preview what a budget buys with :func:`privtune.privacy.plan_budget`. Laplace-curator
-        algorithms only (not ``"qff-ldp"``).
+        algorithms only (not ``"qff-ldp"``). With ``release="best"``, the whole publication's
+        ``(epsilon, delta)``, ``delta > 0``.
+    release : {"scores", "best"}, default="scores"
+        What the search publishes with privacy. ``"scores"``: every candidate's score, released
+        with Laplace noise (per-score LDP, for a tuner or an audience that sees every score).
+        ``"best"``: private selection (Liu & Talwar 2019; Papernot & Steinke 2022): a random
+        number ``K`` of candidates drawn uniformly from the space (mean ``n_iter``, distribution
+        ``n_iter_distribution``), each score released with Laplace noise inside the search,
+        and only the candidate with the best released score published, with that score:
+        ``cv_results_`` has one row, ``best_score_`` is the pick's released score (biased up,
+        being the maximum of noisy values). Accounted with dp-accounting's
+        ``RepeatAndSelectDpEvent`` (RDP): far cheaper than releasing every score, for the case
+        where the search runs next to the data and only the pick leaves it. ``algorithm``
+        must be ``"auto"`` or ``"random"``, and ``evaluate_default`` does not apply (every
+        candidate is a random draw). See docs/privacy.md, "Private selection".
+    n_iter_distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
+        With ``release="best"``, the distribution of ``K``; a float is the shape of a
+        truncated negative binomial (:mod:`privtune.privacy.selection`). ``K`` is not bounded:
+        for ``n_iter`` from 10 to 100, ``"geometric"`` draws at most ``n_iter / 5``
+        candidates about one run in five and more than ``4 n_iter`` about one in fifty;
+        ``"logarithmic"`` (cheaper in epsilon) draws at most ``n_iter / 5`` in 40 to 55 % of
+        runs and more than ``4 n_iter`` in 5 to 7 %.
     value_range : tuple of float or dict, optional
         The range ``(lo, hi)`` of the optimized score. Needed with ``epsilon`` unless the
         scoring's range is known (accuracy, AUC, F1, precision, recall, ...: see
@@ -144,7 +173,7 @@ default="auto"
         if it has an entry here, since each extra metric costs ``epsilon`` per candidate.
     n_iter : int, default=50
         Number of candidates to evaluate (each one cross-validation, and one privacy report
-        per reported metric).
+        per reported metric); with ``release="best"``, their mean number.
     batch_size : int, optional
         Candidates proposed per round. Default: enough to keep the ``n_jobs`` workers busy,
         ``ceil(n_jobs / n_splits)`` (1 with ``n_jobs=None``). Smaller batches give the model
@@ -224,12 +253,17 @@ default="auto"
         The algorithm run (``"auto"`` resolved).
     epsilon_ : float or None
         The per-report epsilon used: ``epsilon``, or the share of ``privacy_budget``.
+    n_candidates_ : int
+        With ``release="best"``: the number of candidates drawn (independent of the data).
     privacy_report_ : dict
         With privacy: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
         ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``: 1e-6, or the
         budget's) and ``metrics`` (the reported ones); with ``privacy_budget`` also
         ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
         ``remaining_reports`` and ``spent_epsilon`` (:meth:`privtune.privacy.PrivacyBudget.report`).
+        With ``release="best"``: ``release``, ``distribution``, ``mean_candidates``,
+        ``n_candidates``, ``epsilon_per_candidate``, ``epsilon`` and ``delta`` (the
+        publication's guarantee) and ``accountant``.
     interrupted_results_ : dict
         Set only when ``fit`` stops with an exception (``KeyboardInterrupt`` included) after
         evaluating candidates: their (privatized) results, with a warning; ``privacy_report_``
@@ -267,6 +301,11 @@ default="auto"
         "algorithm": [StrOptions({"auto", *REGISTRY})],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "privacy_budget": [tuple, list, None],
+        "release": [StrOptions({"scores", "best"})],
+        "n_iter_distribution": [
+            StrOptions(set(SHAPES)),
+            Interval(numbers.Real, 0, None, closed="neither"),
+        ],
         "value_range": [tuple, list, dict, None],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -285,6 +324,8 @@ default="auto"
         algorithm: str = "auto",
         epsilon: float | None = None,
         privacy_budget: tuple[float, float] | None = None,
+        release: str = "scores",
+        n_iter_distribution: str | float = "geometric",
         value_range=None,
         n_iter: int = 50,
         batch_size: int | None = None,
@@ -317,6 +358,8 @@ default="auto"
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.privacy_budget = privacy_budget
+        self.release = release
+        self.n_iter_distribution = n_iter_distribution
         self.value_range = value_range
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -366,7 +409,11 @@ default="auto"
         else:
             if self._private:
                 self.privacy_report_ = self._privacy_report()
-                if not callable(self.refit) and hasattr(self, "best_index_"):
+                if (
+                    self._selection is None
+                    and not callable(self.refit)
+                    and hasattr(self, "best_index_")
+                ):
                     posterior = self.cv_results_[f"posterior_mean_test_{self._metric}"]
                     self.best_score_ = float(posterior[self.best_index_])
         finally:
@@ -390,6 +437,9 @@ default="auto"
         "_ledger",
         "_budget",
         "_meter",
+        "_selection",
+        "_selector",
+        "_offered",
         "_curators",
         "_noise_rng",
         "_qff_noise_seed",
@@ -419,10 +469,16 @@ default="auto"
         self._scoring_started = False
         _drop_fitted(self)
         self._ranges = self._declared_ranges()
-        self._budget = self._planned_budget()
-        self.epsilon_ = self.epsilon if self._budget is None else self._budget.epsilon_per_report
+        self._selection = self._planned_selection()
+        if self._selection is not None:
+            self._budget = None
+            self.epsilon_ = self._selection[1]
+        else:
+            self._budget = self._planned_budget()
+            budget = self._budget
+            self.epsilon_ = self.epsilon if budget is None else budget.epsilon_per_report
         self._engine = TuningEngine(
-            self.algorithm,
+            "random" if self._selection is not None else self.algorithm,
             epsilon=self.epsilon_,
             optimizer_kwargs=self.optimizer_kwargs,
             n_startup=self.n_initial_points,
@@ -471,6 +527,10 @@ default="auto"
         self._n_nonfinite = (0, 0)
         self._recommended: int | None = None
         self._last_results: dict | None = None
+        self._offered: list[tuple[dict, dict | None]] = []
+        self._selector: Selector | None = None
+        if self._selection is not None:
+            self._selector = self._make_selector()
         metrics = self._expected_metrics()
         if metrics is not None:  # known before any fit: fail before spending compute
             self._setup_metrics(metrics)
@@ -595,6 +655,16 @@ default="auto"
                 )
             )
         self._reported = [metric] + [m for m in metrics if m != metric and m in self._ranges]
+        if self._selection is not None:
+            if len(self._reported) > 1:
+                raise clean(
+                    ValueError(
+                        "release='best' publishes the pick's optimized score only; value_range "
+                        f"names other metrics {self._reported[1:]}. Remove them, or use "
+                        "release='scores'."
+                    )
+                )
+            return
         planned = self._n_reported_planned()
         if self._budget is not None and len(self._reported) != planned:
             raise clean(
@@ -614,6 +684,8 @@ default="auto"
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
+        if self._selection is not None:
+            return self._run_selection(evaluate_candidates, callback_ctx)
         n_iter, q = int(self.n_iter), self._batch_size()
         n_rounds = math.ceil(n_iter / q)
         self._warn_if_splits_change()
@@ -650,6 +722,111 @@ default="auto"
             lo, hi = self._optimized_range()
             results[f"posterior_mean_test_{self._metric}"] = np.clip(posterior, lo, hi)
         _end(search_ctx, self)
+
+    def _run_selection(self, evaluate_candidates, callback_ctx) -> None:
+        """``release="best"``: ``K`` random candidates, each released inside, the best one
+        published (:mod:`privtune.privacy.selection`)."""
+        dist, _, _ = self._selection
+        rng = np.random.default_rng(_int_seed(self.random_state))
+        k = dist.draw(rng)  # before any score: K does not depend on the data
+        if k == 0:
+            raise ValueError(
+                f"n_iter_distribution={self.n_iter_distribution!r} drew 0 candidates: nothing "
+                "was evaluated and nothing is published (K is drawn before any score, so this "
+                "says nothing about the data). Fit again, or use a distribution with K >= 1."
+            )
+        self.n_candidates_ = k
+        self._last_failure = None
+        U = rng.random((k, self._space.dim))
+        q = self._batch_size()
+        n_rounds = math.ceil(k / q)
+        self._warn_if_splits_change()
+        search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
+        self._scoring_started = True
+        for r in range(n_rounds):
+            batch = U[r * q : (r + 1) * q]
+            round_ctx = _begin(
+                search_ctx,
+                self,
+                task_name="round",
+                max_subtasks=len(batch) * self.n_splits_,
+                sequential_subtasks=False,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the fits' warnings may quote scores
+                try:
+                    self._last_results = evaluate_candidates(
+                        [self._space.from_unit(u) for u in batch], callback_ctx=round_ctx
+                    )
+                except ValueError as exc:
+                    if not self._all_fits_failed(exc, len(batch)):
+                        raise
+                    # no row in scikit-learn's results: each failed candidate counts as the
+                    # worst end of the range, released inside like any other
+                    self._last_failure = exc
+                    for u in batch:
+                        self._offer(self._space.from_unit(u), math.nan, None)
+            _end(round_ctx, self)
+            if self._verbose > 0:
+                print(
+                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
+                    f"{min((r + 1) * q, k)}/{k} candidates (release='best': no score is shown "
+                    "before the pick)",
+                    flush=True,
+                )
+        _end(search_ctx, self)
+        if self._last_results is None:
+            assert self._last_failure is not None
+            raise self._last_failure  # every fit failed (withheld by fit with privacy)
+        self._publish_pick(self._last_results)
+
+    def _make_selector(self) -> Selector:
+        """The inside of ``release="best"``, on the optimized metric's declared range."""
+        assert self._selection is not None
+        refit = self.refit
+        metric = refit if isinstance(refit, str) else "score"
+        declared = self._range_of(metric, True)
+        if declared is None:
+            raise ValueError(
+                f"value_range is required with release='best' for scoring={self.scoring!r}: "
+                f"the range of {metric!r} is not known. Pass value_range=(lo, hi), the range "
+                "the score can take."
+            )
+        return Selector(self._selection[1], declared, rng=self._noise_rng)
+
+    def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
+        """Release one candidate's score inside the selection (nothing leaves it)."""
+        assert self._selector is not None
+        self._selector.offer(raw_score)
+        self._offered.append((params, row))
+
+    def _select(self, raw: dict, n_candidates: int) -> dict:
+        """``release="best"``: offer each new candidate to the selection; expose its
+        parameters only."""
+        n_rows = sum(row is not None for _, row in self._offered)
+        for i in range(n_rows, n_candidates):
+            row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
+            self._offer(raw["params"][i], float(raw[f"mean_test_{self._metric}"][i]), row)
+        return {"params": list(raw["params"])}
+
+    def _publish_pick(self, results: dict) -> None:
+        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
+        row: its parameters, times and released score."""
+        assert self._selector is not None and self._selection is not None
+        index, released = self._selector.best()
+        assert index is not None
+        params, row = self._offered[index]
+        results.clear()
+        results["params"] = [params]
+        for name in self._space.names:
+            value = row[f"param_{name}"] if row is not None else params[name]
+            results[f"param_{name}"] = np.ma.MaskedArray([value], mask=[False], dtype=object)
+        for k in _TIMES:
+            results[k] = np.array([row[k] if row is not None else math.nan])
+        m = self._metric
+        results[f"mean_test_{m}"] = np.array([released])
+        results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
+        results[f"epsilon_test_{m}"] = np.array([self._selection_report()["epsilon"]])
 
     def _batch_size(self) -> int:
         """``batch_size``, or enough candidates to keep the ``n_jobs`` workers busy."""
@@ -796,6 +973,8 @@ default="auto"
         )
 
     def _select_best_index(self, refit, refit_metric, results):
+        if self._selection is not None and not callable(refit):
+            return 0  # the published row is the pick
         if not self._private or callable(refit):
             return BaseSearchCV._select_best_index(refit, refit_metric, results)
         if self._recommended is None:
@@ -822,6 +1001,8 @@ default="auto"
             raw = super()._format_results(candidate_params, n_splits, out, more_results)
         if first:
             self._setup_metrics(_metrics(raw))
+        if self._selection is not None:
+            return self._select(raw, len(candidate_params))
         return self._privatize(raw, len(candidate_params))
 
     def _privatize(self, raw: dict, n_candidates: int) -> dict:
@@ -852,7 +1033,27 @@ default="auto"
         self._n_nonfinite = (n_nonfinite, n_candidates)  # warned by _run_search
         return results
 
+    def _selection_report(self) -> dict[str, Any]:
+        """What ``release="best"`` publishes costs (dp-accounting's RDP accountant)."""
+        assert self._selection is not None
+        dist, epsilon0, delta = self._selection
+        return {
+            "release": "best",
+            "distribution": self.n_iter_distribution,
+            "mean_candidates": dist.mean,
+            "n_candidates": getattr(self, "n_candidates_", None),
+            "epsilon_per_candidate": epsilon0,
+            "epsilon": selection_epsilon(epsilon0, dist, delta),
+            "delta": delta,
+            "accountant": "rdp",
+        }
+
     def _privacy_report(self) -> dict[str, Any]:
+        if self._selection is not None:
+            out = self._selection_report()
+            if self.privacy_budget is not None:
+                out["budget_epsilon"], out["budget_delta"] = self.privacy_budget
+            return out
         delta = 1e-6 if self._budget is None else self._budget.delta
         out = self._engine.privacy_report(self._ledger, delta)
         out["metrics"] = list(self._reported)
@@ -871,6 +1072,34 @@ default="auto"
         refit = self.refit
         metric = refit if isinstance(refit, str) else "score"
         return 1 + len({k for k in self._ranges if k is not None and k != metric})
+
+    def _planned_selection(self) -> tuple[RepeatDistribution, float, float] | None:
+        """``release="best"``: the distribution of the number of candidates, each one's
+        epsilon and the delta the cost is stated at (``None`` with ``release="scores"``)."""
+        if self.release != "best":
+            return None
+        if not self._private:
+            raise ValueError(
+                "release='best' is private selection: pass epsilon (each candidate's) or "
+                "privacy_budget=(epsilon, delta) (the whole publication's)."
+            )
+        if self.algorithm not in ("auto", "random"):
+            raise ValueError(
+                f"release='best' draws its candidates at random (private selection), so "
+                f"algorithm={self.algorithm!r} does not apply: an adaptive algorithm learns "
+                "from every score, which must then be released (release='scores')."
+            )
+        if self.epsilon is not None and self.privacy_budget is not None:
+            raise ValueError(
+                "Pass epsilon (each candidate's) or privacy_budget (the whole publication's), "
+                f"not both; got epsilon={self.epsilon!r} and "
+                f"privacy_budget={self.privacy_budget!r}."
+            )
+        dist = RepeatDistribution(self.n_iter, self.n_iter_distribution)
+        if self.privacy_budget is not None:
+            total, delta = check_budget_pair(self.privacy_budget, delta_positive=True)
+            return dist, selection_per_candidate_epsilon(total, delta, dist), delta
+        return dist, float(self.epsilon), 1e-6
 
     def _planned_budget(self) -> PrivacyBudget | None:
         """``privacy_budget`` over ``n_iter`` candidates' reports (``None`` without one)."""

@@ -21,6 +21,9 @@
   before any score is touched; :class:`PrivacyBudget`, a total ``(epsilon, delta)`` over a
   planned number of reports, which :class:`BudgetMeter` enforces (refusing with
   :class:`BudgetExhaustedError`) (:mod:`privtune.privacy.budget`).
+- :func:`private_selection` — publish only the best of a random number of random candidates,
+  each scored with Laplace noise inside (Liu & Talwar 2019; Papernot & Steinke 2022), accounted
+  with dp-accounting's ``RepeatAndSelectDpEvent`` (:mod:`privtune.privacy.selection`).
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
   of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
   the per-client noise of local joint DP (Alg. 3).
@@ -39,6 +42,13 @@ from .curator import BudgetExhaustedError, GaussianCurator, LaplaceCurator, Priv
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 from .receipts import Receipt
+from .selection import (
+    PrivateSelection,
+    RepeatDistribution,
+    private_selection,
+    selection_epsilon,
+    selection_per_candidate_epsilon,
+)
 
 __all__ = [
     "BudgetExhaustedError",
@@ -49,11 +59,16 @@ __all__ = [
     "PrivacyBudget",
     "PrivacyError",
     "PrivacyLedger",
+    "PrivateSelection",
     "Receipt",
+    "RepeatDistribution",
     "TreeAggregation",
     "default_delta",
     "laplace_composed_epsilon",
     "per_report_epsilon",
     "plan_budget",
+    "private_selection",
+    "selection_epsilon",
+    "selection_per_candidate_epsilon",
     "subsampled_gaussian_epsilon",
 ]

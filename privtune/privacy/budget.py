@@ -389,28 +389,7 @@ class PrivacyBudget:
             The adapter's name for the planned number (``"n_trials"``, ``"n_iter"``), for the
             error message.
         """
-        message = (
-            "privacy_budget must be a pair (epsilon, delta) with epsilon > 0 and 0 <= delta < 1, "
-            f"got {privacy_budget!r}."
-        )
-        if isinstance(privacy_budget, (str, bytes)) or not isinstance(
-            privacy_budget, (tuple, list, np.ndarray)
-        ):
-            raise ValueError(message)
-        if len(privacy_budget) != 2:
-            raise ValueError(message)
-        try:
-            epsilon = check_float("privacy_budget[0] (epsilon)", privacy_budget[0], low=0.0)
-            delta = check_float(
-                "privacy_budget[1] (delta)",
-                privacy_budget[1],
-                low=0.0,
-                high=1.0,
-                closed_low=True,
-                closed_high=False,
-            )
-        except TypeError:
-            raise ValueError(message) from None
+        epsilon, delta = check_budget_pair(privacy_budget)
         if n_reports is None:
             raise ValueError(
                 f"{n_name} is required with privacy_budget: the budget is spread over the "
@@ -466,6 +445,42 @@ class PrivacyBudget:
             "remaining_reports": max(self.n_reports - reserved, 0),
             "spent_epsilon": self.spent_epsilon(n_released),
         }
+
+
+def check_budget_pair(privacy_budget: Any, *, delta_positive: bool = False) -> tuple[float, float]:
+    """``privacy_budget`` as ``(epsilon, delta)``, or a ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    privacy_budget : tuple of float
+        ``(epsilon, delta)`` with ``epsilon > 0`` and ``0 <= delta < 1``.
+    delta_positive : bool, default=False
+        Require ``delta > 0`` (an RDP bound has no ``delta = 0``).
+    """
+    bound = "0 < delta < 1" if delta_positive else "0 <= delta < 1"
+    message = (
+        f"privacy_budget must be a pair (epsilon, delta) with epsilon > 0 and {bound}, "
+        f"got {privacy_budget!r}."
+    )
+    if isinstance(privacy_budget, (str, bytes)) or not isinstance(
+        privacy_budget, (tuple, list, np.ndarray)
+    ):
+        raise ValueError(message)
+    if len(privacy_budget) != 2:
+        raise ValueError(message)
+    try:
+        epsilon = check_float("privacy_budget[0] (epsilon)", privacy_budget[0], low=0.0)
+        delta = check_float(
+            "privacy_budget[1] (delta)",
+            privacy_budget[1],
+            low=0.0,
+            high=1.0,
+            closed_low=not delta_positive,
+            closed_high=False,
+        )
+    except TypeError:
+        raise ValueError(message) from None
+    return epsilon, delta
 
 
 class BudgetMeter:

@@ -1,0 +1,205 @@
+"""Private selection: the best of a random number of random candidates, only the pick
+published (Liu & Talwar 2019; Papernot & Steinke 2022)."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+from dp_accounting.rdp import rdp_privacy_accountant
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+
+from privtune import PrivateBOSearchCV
+from privtune.privacy import (
+    RepeatDistribution,
+    per_report_epsilon,
+    private_selection,
+    selection_epsilon,
+    selection_per_candidate_epsilon,
+)
+
+
+@pytest.mark.parametrize(
+    "distribution, shape", [("logarithmic", 0.0), ("geometric", 1.0), (0.5, 0.5), (3.0, 3.0)]
+)
+def test_the_number_of_candidates_has_the_mean_asked_for(distribution, shape):
+    dist = RepeatDistribution(20, distribution)
+    assert dist.shape == shape
+    # the same gamma as dp-accounting's accountant uses for this mean (its bisection is
+    # conservative to 1e-9 relative)
+    expected = rdp_privacy_accountant._gamma_truncated_negative_binomial(shape, 20)
+    assert dist.gamma == pytest.approx(expected, rel=1e-6)
+    ks = np.array([dist.draw(np.random.default_rng(i)) for i in range(4000)])
+    assert ks.min() >= 1  # the truncated negative binomial never draws 0
+    # 4000 draws, seeds fixed: the mean within 4 standard errors
+    assert abs(ks.mean() - 20) < 4 * ks.std() / math.sqrt(len(ks))
+
+
+def test_poisson_may_draw_no_candidate_and_then_selects_nothing():
+    dist = RepeatDistribution(1.0, "poisson")
+    ks = [dist.draw(np.random.default_rng(i)) for i in range(200)]
+    assert 0 in ks
+    seed = ks.index(0)
+    out = private_selection(
+        lambda c: 0.5,
+        lambda rng: 0.0,
+        value_range=(0, 1),
+        mean=1.0,
+        distribution="poisson",
+        epsilon=1.0,
+        seed=seed,
+    )
+    assert out.best is None and math.isnan(out.score) and out.n_candidates == 0
+
+
+def test_selection_costs_what_the_papers_state_far_below_releasing_every_score():
+    # fifty candidates on average at epsilon0 = 1, delta = 1e-6 (dp-accounting 0.6.0)
+    costs = {
+        d: selection_epsilon(1.0, RepeatDistribution(50, d), 1e-6)
+        for d in ("logarithmic", "geometric", "poisson")
+    }
+    assert costs["logarithmic"] == pytest.approx(2.0, abs=0.05)
+    assert costs["geometric"] == pytest.approx(3.0, abs=0.05)
+    assert costs["poisson"] == pytest.approx(22.9, abs=0.1)
+    # at a total of 10 over 50 candidates, selection gives each candidate more than ten times
+    # the epsilon that releasing every score can
+    eps0 = selection_per_candidate_epsilon(10.0, 1e-6, RepeatDistribution(50, "geometric"))
+    assert eps0 > 10 * per_report_epsilon(10.0, 1e-6, 50)
+
+
+@pytest.mark.parametrize("distribution", ["logarithmic", "geometric", "poisson"])
+def test_the_per_candidate_epsilon_fits_the_budget_and_is_nearly_the_largest(distribution):
+    dist = RepeatDistribution(30, distribution)
+    eps0 = selection_per_candidate_epsilon(5.0, 1e-6, dist)
+    assert selection_epsilon(eps0, dist, 1e-6) <= 5.0
+    assert selection_epsilon(eps0 * 1.001, dist, 1e-6) > 5.0
+
+
+def test_only_the_pick_and_its_noisy_score_are_published():
+    calls = []
+
+    def score(c):
+        calls.append(c)
+        return 1.0 - (c - 0.3) ** 2
+
+    out = private_selection(
+        score,
+        lambda rng: float(rng.random()),
+        value_range=(0.0, 1.0),
+        mean=30,
+        privacy_budget=(1000.0, 1e-6),
+        seed=1,
+        noise_seed=1,
+    )
+    assert len(calls) == out.n_candidates
+    assert out.best in calls
+    # at epsilon0 near 1000 the noise (scale 1e-3) cannot reorder candidates further apart:
+    # the pick is within 0.01 of the best candidate's score
+    assert score(out.best) >= max(1.0 - (c - 0.3) ** 2 for c in calls) - 0.01
+    assert out.epsilon <= 1000.0 and out.delta == 1e-6
+    assert set(vars(out)) == {
+        "best",
+        "score",
+        "n_candidates",
+        "epsilon_per_candidate",
+        "epsilon",
+        "delta",
+        "distribution",
+    }
+
+
+def test_a_failed_candidate_counts_as_the_worst_score_and_minimising_works():
+    out = private_selection(
+        lambda c: math.nan if c < 0.5 else c,
+        lambda rng: float(rng.random()),
+        value_range=(0.0, 1.0),
+        mean=20,
+        epsilon=1e4,
+        maximize=False,
+        seed=3,
+        noise_seed=3,
+    )
+    assert out.best >= 0.5  # a NaN is the worst end (hi when minimising), never the pick
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({}, ValueError, "one"),
+        ({"epsilon": 1.0, "privacy_budget": (1.0, 1e-6)}, ValueError, "one"),
+        (
+            {"privacy_budget": (1.0, 0.0)},
+            ValueError,
+            r"privacy_budget\[1\] \(delta\) must be in \(0, 1\)",
+        ),
+        ({"epsilon": 1.0, "mean": 0.5}, ValueError, "mean must be"),
+        ({"epsilon": 1.0, "distribution": "uniform"}, ValueError, "distribution must be one of"),
+        ({"epsilon": 1.0, "value_range": (1, 0)}, ValueError, "value_range"),
+    ],
+)
+def test_bad_input_is_named(kwargs, error, match):
+    args = {"value_range": (0.0, 1.0), "mean": 10, **kwargs}
+    with pytest.raises(error, match=match):
+        private_selection(lambda c: 0.5, lambda rng: 0.0, **args)
+
+
+# -- the search ----------------------------------------------------------------------------------
+X, y = load_breast_cancer(return_X_y=True)
+X = (X - X.mean(0)) / X.std(0)
+
+
+def search(**kwargs):
+    kwargs.setdefault("n_iter", 6)
+    kwargs.setdefault("release", "best")
+    return PrivateBOSearchCV(
+        LogisticRegression(max_iter=200),
+        {"C": (1e-3, 1e2, "log-uniform")},
+        cv=3,
+        random_state=0,
+        noise_random_state=0,
+        **kwargs,
+    )
+
+
+def test_a_search_with_release_best_publishes_the_pick_only(capsys):
+    s = search(privacy_budget=(1.0, 1e-6), verbose=1).fit(X, y)
+    assert len(s.cv_results_["params"]) == 1 and s.best_index_ == 0
+    assert s.best_params_ == s.cv_results_["params"][0]
+    assert s.best_score_ == s.cv_results_["mean_test_score"][0]
+    assert not any("split" in k for k in s.cv_results_)
+    report = s.privacy_report_
+    assert report["release"] == "best" and report["n_candidates"] == s.n_candidates_ >= 1
+    assert report["epsilon"] <= 1.0 and report["accountant"] == "rdp"
+    assert s.epsilon_ == report["epsilon_per_candidate"]
+    assert s.best_estimator_.C == s.best_params_["C"]
+    lines = capsys.readouterr().out.splitlines()
+    # one line per round, counts only: no score before the pick
+    pattern = r"\[PrivateBOSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
+    assert lines and all(re.match(pattern, line) for line in lines)
+
+
+def test_release_best_draws_its_candidates_at_random_and_needs_privacy():
+    with pytest.raises(ValueError, match="draws its candidates at random"):
+        search(epsilon=1.0, algorithm="gp-ucb").fit(X, y)
+    with pytest.raises(ValueError, match="private selection: pass epsilon"):
+        search().fit(X, y)
+    with pytest.raises(ValueError, match="publishes the pick's optimized score only"):
+        search(
+            epsilon=1.0,
+            scoring=["accuracy", "roc_auc"],
+            refit="accuracy",
+            value_range={"roc_auc": (0.0, 1.0)},
+        ).fit(X, y)
+
+
+def test_with_a_large_epsilon_the_search_picks_a_good_candidate():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = search(epsilon=1e4, n_iter=8).fit(X, y)
+    # noise of scale 1e-4 on accuracies: the pick is (nearly) the best of the candidates'
+    # true scores, and every C in [1e-3, 1e2] but the smallest scores above 0.9 here
+    assert s.best_score_ > 0.9
