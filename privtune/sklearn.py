@@ -472,7 +472,7 @@ default="auto"
         self._selection = self._planned_selection()
         if self._selection is not None:
             self._budget = None
-            self.epsilon_ = self._selection[1]
+            self.epsilon_: float | None = self._selection[1]
         else:
             self._budget = self._planned_budget()
             budget = self._budget
@@ -726,6 +726,7 @@ default="auto"
     def _run_selection(self, evaluate_candidates, callback_ctx) -> None:
         """``release="best"``: ``K`` random candidates, each released inside, the best one
         published (:mod:`privtune.privacy.selection`)."""
+        assert self._selection is not None
         dist, _, _ = self._selection
         rng = np.random.default_rng(_int_seed(self.random_state))
         k = dist.draw(rng)  # before any score: K does not depend on the data
@@ -1099,6 +1100,7 @@ default="auto"
         if self.privacy_budget is not None:
             total, delta = check_budget_pair(self.privacy_budget, delta_positive=True)
             return dist, selection_per_candidate_epsilon(total, delta, dist), delta
+        assert self.epsilon is not None
         return dist, float(self.epsilon), 1e-6
 
     def _planned_budget(self) -> PrivacyBudget | None:
