@@ -124,3 +124,31 @@ def test_a_plan_plots_and_names_its_bad_input(tmp_path):
         plan_budget(10.0, 1e-6, (0.0, 1.0), [10, 0])
     with pytest.raises(ValueError, match="value_range"):
         plan_budget(10.0, 1e-6, (1.0, 0.0), 10)
+
+
+def test_a_selection_plan_gives_each_candidate_its_share_and_compares_two_single_scores():
+    import math
+
+    import numpy as np
+
+    from privtune.privacy import (
+        RepeatDistribution,
+        plan_budget,
+        selection_per_candidate_epsilon,
+    )
+
+    plan = plan_budget(10.0, 1e-6, (0.0, 1.0), [10, 40], "selection", distribution="logarithmic")
+    eps0 = [
+        selection_per_candidate_epsilon(10.0, 1e-6, RepeatDistribution(n, "logarithmic"))
+        for n in (10, 40)
+    ]
+    np.testing.assert_allclose(plan.epsilon_per_report, eps0)
+    # two candidates, one noisy score each: the critical difference of their difference
+    np.testing.assert_allclose(
+        plan.resolvable_difference, 1.959963984540054 * plan.noise_std * math.sqrt(2)
+    )
+    # at the same total, a selection's score is far less noisy than a released one
+    laplace = plan_budget(10.0, 1e-6, (0.0, 1.0), [10, 40])
+    assert np.all(plan.noise_std < laplace.noise_std / 3)
+    with pytest.raises(ValueError, match="delta must be > 0"):
+        plan_budget(10.0, 0.0, (0.0, 1.0), 10, "selection")

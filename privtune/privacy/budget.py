@@ -157,7 +157,7 @@ def per_report_epsilon(epsilon: float, delta: float, n_reports: int) -> float:
 Z_95 = 1.959963984540054
 
 #: The mechanisms :func:`plan_budget` plans for.
-MECHANISMS = ("laplace",)
+MECHANISMS = ("laplace", "selection")
 
 
 @dataclass(frozen=True)
@@ -171,11 +171,14 @@ class BudgetPlan:
     value_range : tuple of float
         The scores' declared range.
     mechanism : str
-        ``"laplace"``: every score released with Laplace noise (per-score LDP).
+        ``"laplace"``: every score released with Laplace noise (per-score LDP);
+        ``"selection"``: only the best of a random number of candidates published (private
+        selection, :mod:`privtune.privacy.selection`).
     n_trials : ndarray of int
-        The planned numbers of trials.
+        The planned numbers of trials (with ``"selection"``, the mean number of candidates).
     epsilon_per_report : ndarray
-        The per-report epsilon each ``n`` affords (:func:`per_report_epsilon`).
+        The per-report epsilon each ``n`` affords (:func:`per_report_epsilon`; with
+        ``"selection"``, :func:`~privtune.privacy.selection_per_candidate_epsilon`).
     noise_std : ndarray
         The standard deviation of a released score's noise, in score units:
         ``sqrt(2) (hi - lo) / epsilon_per_report``.
@@ -278,6 +281,8 @@ def plan_budget(
     value_range: tuple[float, float],
     n_trials: int | Sequence[int],
     mechanism: str = "laplace",
+    *,
+    distribution: str | float = "geometric",
 ) -> BudgetPlan:
     """What a total ``(epsilon, delta)`` buys, before any score is touched.
 
@@ -295,6 +300,11 @@ def plan_budget(
     no run at this budget can find, and when ``Delta`` exceeds the width of ``value_range``,
     the scores carry no usable information.
 
+    With ``mechanism="selection"`` (only the pick is published), ``n`` is the mean number of
+    candidates, ``epsilon_0`` the per-candidate epsilon whose selection costs the budget, and
+    each candidate is scored once: two candidates are told apart by their two noisy scores, so
+    ``Delta = 1.96 sigma sqrt(2)``.
+
     Parameters
     ----------
     epsilon : float
@@ -305,8 +315,11 @@ def plan_budget(
         The scores' declared range ``(lo, hi)``.
     n_trials : int or sequence of int
         The planned number(s) of trials (one report each).
-    mechanism : {"laplace"}, default="laplace"
-        Every score released with Laplace noise (per-score LDP, the curator's).
+    mechanism : {"laplace", "selection"}, default="laplace"
+        ``"laplace"``: every score released with Laplace noise (per-score LDP, the curator's);
+        ``"selection"``: private selection, only the pick published (``delta > 0``).
+    distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
+        With ``"selection"``: the distribution of the number of candidates.
 
     Returns
     -------
@@ -329,9 +342,25 @@ def plan_budget(
     if not counts:
         raise ValueError("n_trials must be a positive integer or a non-empty sequence of them.")
     ns = np.array([check_int("n_trials", n) for n in counts], dtype=int)
-    eps0 = np.array([per_report_epsilon(epsilon, delta, int(n)) for n in ns])
-    sigma = math.sqrt(2.0) * (hi - lo) / eps0
-    resolvable = Z_95 * sigma * np.sqrt(4.0 / ns)
+    if mechanism == "selection":
+        from .selection import RepeatDistribution, selection_per_candidate_epsilon
+
+        if delta == 0.0:
+            raise ValueError("delta must be > 0 with mechanism='selection' (an RDP bound).")
+        eps0 = np.array(
+            [
+                selection_per_candidate_epsilon(
+                    epsilon, delta, RepeatDistribution(int(n), distribution)
+                )
+                for n in ns
+            ]
+        )
+        sigma = math.sqrt(2.0) * (hi - lo) / eps0
+        resolvable = Z_95 * sigma * math.sqrt(2.0) * np.ones(len(ns))
+    else:
+        eps0 = np.array([per_report_epsilon(epsilon, delta, int(n)) for n in ns])
+        sigma = math.sqrt(2.0) * (hi - lo) / eps0
+        resolvable = Z_95 * sigma * np.sqrt(4.0 / ns)
     return BudgetPlan(epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable)
 
 
