@@ -405,8 +405,9 @@ def test_the_broadcasts_are_accounted_by_dp_accounting():
     # the broadcasts after rounds 0..5 feed rounds 1..6: six releases
     assert runner.server.n_releases == 6
     assert [r.server_stats is not None for r in runner.records] == [True] * 6 + [False]
-    delta = default_delta(6)
-    assert runner.epsilon() == subsampled_gaussian_epsilon(0.5, 1.0, 6, delta)
+    assert runner.epsilon() == subsampled_gaussian_epsilon(0.5, 1.0, 6, 1e-6)
+    delta = default_delta(6)  # the paper's
+    assert runner.epsilon(delta) == subsampled_gaussian_epsilon(0.5, 1.0, 6, delta)
     assert runner.epsilon(1e-3, "rdp") == subsampled_gaussian_epsilon(0.5, 1.0, 6, 1e-3, "rdp")
 
 
@@ -436,7 +437,7 @@ def test_a_failed_agent_is_skipped_without_breaking_the_accounting():
     assert runner.agents[1].y.size == 3 + 3  # one round fewer than the others
     assert runner.agents[0].y.size == 3 + 4
     assert runner.server.n_releases == 4
-    assert runner.epsilon() == subsampled_gaussian_epsilon(0.5, 1.0, 4, default_delta(6))
+    assert runner.epsilon() == subsampled_gaussian_epsilon(0.5, 1.0, 4, 1e-6)
 
 
 def test_agents_must_share_one_feature_map():

@@ -15,7 +15,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from privtune.federated import FederatedSearch
-from privtune.privacy import default_delta, subsampled_gaussian_epsilon
+from privtune.privacy import PrivacyError, default_delta, subsampled_gaussian_epsilon
 
 X, Y = load_breast_cancer(return_X_y=True)
 X = (X - X.mean(0)) / X.std(0)
@@ -36,8 +36,8 @@ def test_fit_sets_one_result_per_party_and_the_privacy_loss():
     assert s.scores_.shape == (6, 3 + 4)
     assert np.all((s.scores_ >= 0) & (s.scores_ <= 1))
     np.testing.assert_array_equal(s.best_scores_, s.scores_.max(axis=1))
-    assert s.delta_ == default_delta(6)
-    assert s.epsilon_ == subsampled_gaussian_epsilon(0.5, 1.0, 4, default_delta(6))
+    assert s.delta_ == 1e-6  # the default: 1 / N^1.1 is weak (below)
+    assert s.epsilon_ == subsampled_gaussian_epsilon(0.5, 1.0, 4, 1e-6)
     assert [e["round"] for e in s.trace_] == list(range(5))
     assert s.trace_[0]["noise_std"] > 0 and s.trace_[-1]["n_selected"] is None
     # the server's log holds counts and noise scales only, never a score
@@ -60,7 +60,25 @@ def test_the_papers_variants_are_switches():
     assert ts.epsilon_ == 0.0
     assert all(e["n_used_server"] == 0 for e in ts.trace_)
     limited = search(server_rounds=2).fit(PARTIES)
-    assert limited.epsilon_ == subsampled_gaussian_epsilon(0.35, 1.0, 2, default_delta(6))
+    assert limited.epsilon_ == subsampled_gaussian_epsilon(0.35, 1.0, 2, 1e-6)
+
+
+def test_a_delta_that_guarantees_nothing_is_refused_and_a_weak_one_warned_about():
+    # 1 / N: publishing each party's data with probability delta publishes one in expectation
+    with pytest.raises(PrivacyError, match=r"no guarantee.*delta \* N = 1"):
+        search(delta=1 / 6).fit(PARTIES)
+    # the paper's 1 / N^1.1 is 0.14 for six parties: accepted, loudly
+    with pytest.warns(UserWarning, match=r"weak guarantee.*delta \* N = 0\.836"):
+        paper = search(delta=default_delta(6)).fit(PARTIES)
+    assert paper.delta_ == default_delta(6)
+    # with four parties the paper's delta pays for (almost) everything: epsilon 0 for a few
+    # broadcasts, which is why it is not the default
+    with pytest.warns(UserWarning, match="weak guarantee"):
+        four = search(delta=default_delta(4)).fit(PARTIES[:4])
+    default = search().fit(PARTIES[:4])
+    assert four.epsilon_ < default.epsilon_
+    with pytest.raises(ValueError, match="delta must be a float in"):
+        search(delta=0.0).fit(PARTIES)
 
 
 def test_the_same_seed_gives_the_same_search():
@@ -114,7 +132,7 @@ def test_a_failed_candidate_counts_as_the_lowest_score_of_the_range():
         ({"n_iter": 0}, ValueError, "n_iter must be an integer >= 1"),
         ({"n_features": 21}, ValueError, "n_features must be even"),
         ({"validation_size": 1.0}, ValueError, "validation_size must be in"),
-        ({"delta": 1.0}, ValueError, "delta must be in"),
+        ({"delta": 1.0}, ValueError, r"delta must be a float in \(0, 1\)"),
         ({"server_prob": "often"}, ValueError, "server_prob must be one of"),
         ({"scoring": "r2"}, ValueError, "value_range is required"),
         ({"value_range": (1.0, 0.0)}, ValueError, "value_range must be a pair"),

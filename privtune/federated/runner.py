@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._checks import check_int
-from ..privacy.accounting import default_delta
+from ..privacy.accounting import DEFAULT_USER_DELTA
 from ..privacy.withhold import describe
 from .agent import FTSAgent
 from .server import DPFTSServer, RoundStats
@@ -217,7 +217,9 @@ class FederatedRunner:
         return self.records
 
     def epsilon(self, delta: float | None = None, accountant: str | None = None) -> float:
-        """The privacy loss of the broadcasts so far, at ``delta`` (default ``1 / N^1.1``).
+        """The privacy loss of the broadcasts actually made so far, at ``delta`` (default
+        :data:`~privtune.privacy.accounting.DEFAULT_USER_DELTA`; pass
+        ``default_delta(N)`` for the paper's ``1 / N^1.1``).
 
         0 when the server never ran, ``inf`` when it ran without privacy.
         """
@@ -225,5 +227,5 @@ class FederatedRunner:
             return 0.0
         if not self.server.private:
             return math.inf
-        delta = default_delta(self.server.n_agents) if delta is None else delta
+        delta = DEFAULT_USER_DELTA if delta is None else delta
         return self.server.epsilon(delta, accountant)

@@ -30,7 +30,7 @@ from sklearn.model_selection import train_test_split
 
 from .._checks import check_float, check_int
 from ..features import RandomFourierFeatures
-from ..privacy.accounting import default_delta
+from ..privacy.accounting import check_user_delta
 from ..privacy.curator import _check_value_range
 from ..privacy.withhold import describe
 from ..scores import check_space_params, known_score_range
@@ -181,7 +181,11 @@ class FederatedSearch(BaseEstimator):
     weight_schedule : (int, int), default=(10, 30)
         ``(hold, decay)`` of the weights' temperature (App. B).
     delta : float or None, default=None
-        The ``delta`` of ``epsilon_``; ``None`` is ``1 / N^1.1`` (the paper's).
+        The ``delta`` of ``epsilon_``; ``None`` is 1e-6. A ``delta`` of ``1 / N`` or more is
+        refused (:class:`~privtune.privacy.PrivacyError`) and one above ``0.01 / N`` is
+        warned about (:func:`privtune.privacy.accounting.check_user_delta` states the rule).
+        The paper's ``1 / N^1.1`` (:func:`privtune.privacy.default_delta`) reproduces its
+        numbers with a warning: for 4 parties it is 0.22, which guarantees almost nothing.
     validation_size : float, default=0.5
         Fraction of each party's data held out for scoring (the paper's halves).
     n_jobs : int or None, default=None
@@ -318,11 +322,11 @@ class FederatedSearch(BaseEstimator):
         q = (_DEFAULT_Q if private else 1.0) if self.q is None else self.q
         if private and n_parties < 2:
             raise ValueError(
-                "user-level DP needs at least 2 parties (delta = 1/N^1.1 is 1 for N = 1); "
+                "user-level DP needs at least 2 parties (it hides one party among others); "
                 "pass z=None to run without privacy."
             )
-        if self.delta is not None and private:
-            check_float("delta", self.delta, low=0.0, high=1.0, closed_high=False)
+        # refused when it is no guarantee, warned about when weak: before any fit
+        self._delta = check_user_delta(self.delta, n_parties, stacklevel=4) if private else 0.0
         value_range = self._value_range()
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         classifier = is_classifier(self.estimator)
@@ -445,11 +449,7 @@ class FederatedSearch(BaseEstimator):
                 stacklevel=2,
             )
         private = runner.server is not None and runner.server.private
-        self.delta_ = (
-            (default_delta(len(pairs)) if self.delta is None else float(self.delta))
-            if private
-            else 0.0
-        )
+        self.delta_ = self._delta if private else 0.0
         self.epsilon_ = runner.epsilon(self.delta_ if private else None)
         return self
 

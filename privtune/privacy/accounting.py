@@ -55,6 +55,7 @@ import contextlib
 import logging
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterator
 
 __all__ = ["default_delta", "subsampled_gaussian_epsilon"]
@@ -170,6 +171,66 @@ def default_delta(n_agents: int) -> float:
             "protects one agent among others and needs at least 2 agents."
         )
     return 1.0 / int(n_agents) ** 1.1
+
+
+#: privtune's default delta of user-level DP: the paper's ``1 / N^1.1`` is a weak guarantee for
+#: the federations of a few parties that tuning has (0.22 for 4 parties); see
+#: :func:`check_user_delta`.
+DEFAULT_USER_DELTA = 1e-6
+
+#: :func:`check_user_delta` warns above this expected number of parties published in full.
+WEAK_DELTA_PARTIES = 0.01
+
+
+def check_user_delta(delta: float | None, n_agents: int, *, stacklevel: int = 3) -> float:
+    """The delta of user-level DP among ``n_agents`` parties: refused when it is no guarantee,
+    with a warning when it is a weak one.
+
+    The rule: the mechanism that publishes each party's whole data independently with
+    probability ``delta`` is ``(0, delta)``-DP, and publishes ``delta * N`` parties in
+    expectation. So ``delta >= 1 / N`` guarantees nothing (a ``PrivacyError`` is raised), and
+    ``delta * N`` above :data:`WEAK_DELTA_PARTIES` (0.01) is warned about: it allows more
+    than a 1 % expected chance of a party published in full. The paper's ``1 / N^1.1``
+    (:func:`default_delta`) passes the first test and fails the second for every ``N`` below
+    ``10^20``.
+
+    Parameters
+    ----------
+    delta : float or None
+        ``None``: :data:`DEFAULT_USER_DELTA`.
+    n_agents : int
+        ``N``, >= 2.
+    stacklevel : int, default=3
+        Of the warning.
+
+    Returns
+    -------
+    float
+    """
+    from .curator import PrivacyError
+
+    n = int(n_agents)
+    if delta is None:
+        delta = DEFAULT_USER_DELTA
+    delta = _check_real(delta, "delta", "a float in (0, 1)", lambda d: 0.0 < d < 1.0)
+    if delta * n >= 1.0:
+        raise PrivacyError(
+            f"delta={delta:g} among {n} parties is no guarantee: a mechanism that publishes each "
+            f"party's whole data with probability delta satisfies it and publishes "
+            f"delta * N = {delta * n:.3g} parties in expectation. Pass delta well below "
+            f"1 / N = {1.0 / n:.3g} (the default is {DEFAULT_USER_DELTA:g})."
+        )
+    if delta * n > WEAK_DELTA_PARTIES:
+        warnings.warn(
+            f"delta={delta:g} among {n} parties is a weak guarantee: it allows publishing a "
+            f"party's whole data with expected count delta * N = {delta * n:.3g} (above "
+            f"{WEAK_DELTA_PARTIES:g}). The paper's 1 / N^1.1 reproduces its numbers; for a "
+            f"guarantee, pass delta below {WEAK_DELTA_PARTIES / n:.3g} (the default is "
+            f"{DEFAULT_USER_DELTA:g}).",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    return delta
 
 
 def _check_real(value, name: str, allowed: str, ok: Callable[[float], bool]) -> float:
