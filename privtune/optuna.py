@@ -38,6 +38,7 @@ from optuna.trial import FrozenTrial, TrialState
 from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
 from .privacy.curator import _check_value_range
 from .privacy.ledger import _check_epsilon
+from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed, report_generator, stream_seed
 from .registry import PrivacyModel
 from .space import SearchSpace
@@ -389,6 +390,7 @@ class PrivateGPUCBSampler(BaseSampler):
         )
         self.seed = _check_seed("seed", seed)
         self.noise_seed = _check_seed("noise_seed", noise_seed)
+        check_seedable("noise_seed", self.noise_seed)
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._warn_independent_sampling = bool(warn_independent_sampling)
         # The model's seed (Nyström sampling) is fixed for the sampler's life, so a cached

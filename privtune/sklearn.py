@@ -42,6 +42,7 @@ from .privacy import (
 )
 from .privacy.budget import check_budget_pair
 from .privacy.curator import _check_value_range
+from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed
 from .privacy.selection import (
     SHAPES,
@@ -468,6 +469,7 @@ default="auto"
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
         self._scoring_started = False
         _drop_fitted(self)
+        check_seedable("noise_random_state", self.noise_random_state)
         self._ranges = self._declared_ranges()
         self._selection = self._planned_selection()
         if self._selection is not None:
@@ -677,7 +679,7 @@ default="auto"
         for m in self._reported:
             rng = self._range_of(m, m == metric)
             assert rng is not None
-            curator = self._engine.curator(rng, seed=self._noise_rng, ledger=self._ledger)
+            curator = self._engine.curator(rng, seed=self._noise_seeded(), ledger=self._ledger)
             assert curator is not None
             curator.meter = self._meter  # one count over every reported metric
             self._curators[m] = curator
@@ -793,7 +795,13 @@ default="auto"
                 f"the range of {metric!r} is not known. Pass value_range=(lo, hi), the range "
                 "the score can take."
             )
-        return Selector(self._selection[1], declared, rng=self._noise_rng)
+        return Selector(self._selection[1], declared, rng=self._noise_seeded())
+
+    def _noise_seeded(self) -> np.random.Generator | None:
+        """The curators' generator when ``noise_random_state`` seeds them (an experiment);
+        ``None`` otherwise: each curator then draws fresh randomness, from OpenDP's sampler
+        when it is available (:mod:`privtune.privacy.noise`)."""
+        return None if self.noise_random_state is None else self._noise_rng
 
     def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
         """Release one candidate's score inside the selection (nothing leaves it)."""

@@ -243,6 +243,15 @@ def test_budget_modes_quick_mode_compares_the_modes_with_the_default(tmp_path):
     assert (tmp_path / "quick" / "budget_modes.png").stat().st_size > 0
 
 
+def test_noise_samplers_quick_mode_times_both_samplers(tmp_path):
+    from benchmarks import noise_samplers
+
+    result = noise_samplers.main(["--quick", "--out", str(tmp_path)])
+    assert len(result["rows"]) == 4
+    assert all(r["numpy_us"] > 0 and r["opendp_us"] > 0 for r in result["rows"])
+    assert (tmp_path / "quick" / "noise_samplers.json").exists()
+
+
 def test_go_ucb_quick_mode_runs_every_part(tmp_path):
     from benchmarks import go_ucb
 

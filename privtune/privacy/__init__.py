@@ -24,6 +24,8 @@
 - :func:`private_selection` — publish only the best of a random number of random candidates,
   each scored with Laplace noise inside (Liu & Talwar 2019; Papernot & Steinke 2022), accounted
   with dp-accounting's ``RepeatAndSelectDpEvent`` (:mod:`privtune.privacy.selection`).
+- :func:`set_noise_sampler` — draw the curators' noise with OpenDP's vetted samplers instead of
+  numpy's (the ``opendp`` extra; :mod:`privtune.privacy.noise`).
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
   of GP-UCB on Fourier features: :class:`TreeAggregation` ((alpha, beta)-joint DP, Alg. 2) and
   the per-client noise of local joint DP (Alg. 3).
@@ -41,6 +43,7 @@ from .budget import (
 from .curator import BudgetExhaustedError, GaussianCurator, LaplaceCurator, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
+from .noise import get_noise_sampler, set_noise_sampler
 from .receipts import Receipt
 from .selection import (
     PrivateSelection,
@@ -64,11 +67,13 @@ __all__ = [
     "RepeatDistribution",
     "TreeAggregation",
     "default_delta",
+    "get_noise_sampler",
     "laplace_composed_epsilon",
     "per_report_epsilon",
     "plan_budget",
     "private_selection",
     "selection_epsilon",
     "selection_per_candidate_epsilon",
+    "set_noise_sampler",
     "subsampled_gaussian_epsilon",
 ]

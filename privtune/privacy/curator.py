@@ -8,14 +8,14 @@ lie in ``[-(B + R), B + R]`` and the scale is ``2 (B + R) / epsilon``: the same 
 ``hi - lo = 2 (B + R)``. The clip is what makes the declared range a real bound, so the
 guarantee (epsilon-LDP for each report, Lemma 1 of the paper) holds whatever the score.
 
-Floating-point caveat: the noise is textbook inverse-CDF Laplace sampling in double precision
-from numpy's generator. Mironov (2012) showed that such samplers leak through the low bits of
-the output; the guarantee holds for the idealised real-valued mechanism. Use a vetted DP
-sampling library where that attack is in scope.
+Floating-point caveat: textbook Laplace sampling in double precision (numpy's) leaks through
+the low bits of the output (Mironov 2012); its guarantee holds for the idealised real-valued
+mechanism. By default an unseeded release goes through OpenDP's vetted sampler when OpenDP is
+installed, and a seeded one (an experiment) through numpy's (:mod:`privtune.privacy.noise`).
 
 :class:`GaussianCurator` is the client's release of local joint DP (Dubey 2021, Alg. 3) when
 the played point is public, as in hyperparameter tuning: ``clip(y, lo, hi) + N(0, s^2)``; the
-same caveat holds for its Gaussian sampling.
+same caveat, and the same choice of sampler, hold for its Gaussian sampling.
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .ledger import PrivacyLedger, _check_epsilon, _check_gaussian, gaussian_event, laplace_event
+from .noise import get_noise_sampler, opendp_release, resolve
 from .receipts import Receipt, digest
 
 if TYPE_CHECKING:
@@ -80,6 +82,10 @@ class _Curator:
         self.ledger = PrivacyLedger() if ledger is None else ledger
         #: Counts the releases against a total budget; ``None``: no limit.
         self.meter: BudgetMeter | None = None
+        #: The noise's sampler setting, fixed at construction (:mod:`privtune.privacy.noise`).
+        self.sampler = get_noise_sampler()
+        self._seeded = seed is not None
+        self._opendp: Callable[[np.ndarray], np.ndarray] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -120,15 +126,18 @@ class _Curator:
         clipped = np.clip(arr, lo, hi)
         # Clipping is silent: whether a score left the range is a fact about the raw score,
         # which nothing outside the mechanism may reveal (no warning, log line or error).
+        use = resolve(self.sampler, seeded=self._seeded or rng is not None)
         if self.meter is not None and arr.size:
             self.meter.claim(arr.size)  # before any noise: a refused report releases nothing
         with self._lock:
-            noise = self._noise(self.rng if rng is None else rng, arr.shape)
+            if use == "opendp":
+                out = self._opendp_release()(clipped)
+            else:
+                out = clipped + self._noise(self.rng if rng is None else rng, arr.shape)
         if arr.size:
             self.ledger.record_event(
                 self.event, self.epsilon, self.delta, owner=owner, count=arr.size
             )
-        out = clipped + noise
         return float(out) if out.ndim == 0 else out
 
     def release(
@@ -153,6 +162,19 @@ class _Curator:
         """
         value = float(self.privatize(float(y), owner, rng=rng))
         return value, self.receipt(value)
+
+    def _opendp_release(self) -> Callable[[np.ndarray], np.ndarray]:
+        if self._opendp is None:
+            self._opendp = opendp_release(self._kind, self.scale)
+        return self._opendp
+
+    #: The noise's distribution, for OpenDP's measurement.
+    _kind: str
+
+    @property
+    def scale(self) -> float:
+        """The noise's scale (Laplace scale, or Gaussian standard deviation)."""
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def receipt(self, value: float) -> Receipt:
         """The receipt this curator issues for the released ``value``."""
@@ -219,6 +241,8 @@ class LaplaceCurator(_Curator):
     ) -> None:
         super().__init__(value_range, seed, ledger)
         self.epsilon = _check_epsilon(epsilon)
+
+    _kind = "laplace"
 
     @property
     def scale(self) -> float:
@@ -289,6 +313,8 @@ class GaussianCurator(_Curator):
         super().__init__(value_range, seed, ledger)
         self.noise_multiplier, self.delta = _check_gaussian(noise_multiplier, delta)
         self.epsilon = _check_epsilon(epsilon)
+
+    _kind = "gaussian"
 
     @property
     def scale(self) -> float:

@@ -47,6 +47,7 @@ import numpy as np
 from .._checks import check_float
 from .budget import check_budget_pair
 from .curator import LaplaceCurator, _check_value_range
+from .noise import check_seedable
 
 __all__ = [
     "PrivateSelection",
@@ -390,12 +391,12 @@ def private_selection(
         epsilon0 = check_float("epsilon", epsilon, low=0.0)
         delta = 1e-6 if delta is None else delta
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
+    check_seedable("noise_seed", noise_seed)
     rng = np.random.default_rng(seed)
     k = dist.draw(rng)  # before any score: K does not depend on the data
     candidates = [sample(rng) for _ in range(k)]
-    selector = Selector(
-        epsilon0, value_range, maximize=maximize, rng=np.random.default_rng(noise_seed)
-    )
+    noise_rng = None if noise_seed is None else np.random.default_rng(noise_seed)
+    selector = Selector(epsilon0, value_range, maximize=maximize, rng=noise_rng)
     for c in candidates:
         selector.offer(score(c))
     index, released = selector.best()
