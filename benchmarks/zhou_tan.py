@@ -53,6 +53,40 @@ def make_objective(kernel: Kernel, rng: np.random.Generator) -> np.ndarray:
     return kernel(GRID, support) @ a
 
 
+def make_algorithm(
+    algorithm: str,
+    setting: str,
+    kernel: Kernel,
+    *,
+    B: float,
+    R: float,
+    epsilon: float | None,
+    v: float,
+    c: float,
+    horizon: int,
+    seed: int,
+    overrides: dict | None = None,
+):
+    """One algorithm on a one-dimensional domain with the paper's settings.
+
+    ``setting="ldp"``: the LDP version at ``epsilon`` (bounded noise ``R``); ``"heavy"``: the
+    non-private heavy-tailed version, with the moment bound ``v`` (TGP, ATA) or ``c`` (MoMA).
+    lambda = 1, delta = 0.05, the documented defaults otherwise; ``overrides`` replaces any of
+    these keyword arguments.
+    """
+    kwargs: dict = {"kernel": kernel, "B": B, "R": R, "lam": 1.0, "delta": 0.05, "seed": seed}
+    if setting == "ldp":
+        kwargs["epsilon"] = epsilon
+    elif algorithm in ("tgp", "ata"):
+        kwargs["v"] = v
+    elif algorithm == "moma":
+        kwargs["c"] = c
+    if algorithm in ("ata", "moma"):
+        kwargs["horizon"] = horizon
+    kwargs.update(overrides or {})
+    return ALGORITHMS[algorithm](1, **kwargs)
+
+
 def run_trial(
     algorithm: str,
     setting: str,
@@ -69,19 +103,22 @@ def run_trial(
     f = make_objective(kernel, np.random.default_rng([trial, 7]))
     B = float(np.max(np.abs(f)))
     noise_rng = np.random.default_rng([trial, 11])
-    kwargs: dict = {"kernel": kernel, "B": B, "R": 1.0, "lam": 1.0, "delta": 0.05, "seed": trial}
     curator = None
     if setting == "ldp":
-        kwargs["epsilon"] = epsilon
         curator = LaplaceCurator(epsilon, value_range=(-(B + 1.0), B + 1.0), seed=trial)
-    elif algorithm in ("tgp", "ata"):
-        kwargs["v"] = B**2 + 3.0
-    elif algorithm == "moma":
-        kwargs["c"] = 3.0
-    if algorithm in ("ata", "moma"):
-        kwargs["horizon"] = T
-    kwargs.update(overrides or {})
-    opt = ALGORITHMS[algorithm](1, **kwargs)
+    opt = make_algorithm(
+        algorithm,
+        setting,
+        kernel,
+        B=B,
+        R=1.0,
+        epsilon=epsilon,
+        v=B**2 + 3.0,
+        c=3.0,
+        horizon=T,
+        seed=trial,
+        overrides=overrides,
+    )
 
     regret = []
     f_star = float(f.max())

@@ -403,3 +403,36 @@ def test_one_d_check_quick_mode_reports_where_the_proposals_went(tmp_path):
                 )
     # without privacy the fitted surrogate finds the optimum
     assert abs(result["results"]["gp-ucb"]["fitted"]["none"]["recommended_x"] - 0.3) < 0.02
+
+
+def test_zhou_tan_real_quick_mode_runs_every_algorithm_on_the_light_sensors(tmp_path):
+    from benchmarks import zhou_tan_real
+
+    result = zhou_tan_real.main(["--quick", "--out", str(tmp_path)])
+    assert set(result["settings"]) == {"light-ldp-eps1-defaults", "light-heavy-defaults"}
+    for entry in result["settings"].values():
+        assert set(entry["algorithms"]) == set(zhou_tan_real.ALGORITHMS)
+        for alg in entry["algorithms"].values():
+            curve = alg["curve_mean"]
+            assert alg["curve_rounds"][-1] == 40
+            assert all(math.isfinite(c) for c in curve)
+            assert all(b >= a - 1e-9 for a, b in itertools.pairwise(curve))
+    assert (tmp_path / "quick" / "zhou_tan_real.png").stat().st_size > 0
+
+
+def test_zhou_tan_real_problems_follow_the_papers_definitions():
+    from benchmarks import zhou_tan_real
+
+    for name, n_arms, n_readings in (("light", 41, 192), ("stocks", 29, 823)):
+        p = zhou_tan_real.load_problem(name)
+        assert p["f"].shape == (n_arms,) and p["readings"].shape == (n_readings, n_arms)
+        assert p["B"] == p["f"].max()
+        # The kernel: covariance of standardised readings, a correlation matrix (PSD, unit
+        # diagonal up to round-off).
+        np.testing.assert_allclose(np.diag(p["K"]), 1.0, atol=1e-12)
+        assert np.linalg.eigvalsh(p["K"]).min() > -1e-10
+        assert np.all(np.abs(p["readings"] - p["f"]) <= p["R"])
+        kernel = zhou_tan_real.ArmCovariance(p["K"])
+        grid = (np.arange(n_arms) / (n_arms - 1))[:, None]
+        np.testing.assert_array_equal(kernel.arms(grid), np.arange(n_arms))
+        np.testing.assert_array_equal(kernel(grid[[2, 0]], grid[[1]]), p["K"][[2, 0]][:, [1]])
