@@ -181,15 +181,22 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def plot(results: dict, path: Path) -> None:
-    """The mean cumulative-regret curves, one panel per setting."""
+    """The mean cumulative-regret curves, one panel per setting.
+
+    A curve is plotted against its ``curve_rounds`` when it has them (every round otherwise),
+    and a setting's ``panel``, when given, names the paper's figure in the title.
+    """
     keys = list(results["settings"])
     fig, axes = harness.panel_grid(len(keys), 4.2, 3.4)
     if fig is None:
         return
     for ax, key in zip(axes, keys, strict=True):
-        for alg, entry in results["settings"][key]["algorithms"].items():
-            ax.plot(np.arange(1, len(entry["curve_mean"]) + 1), entry["curve_mean"], label=alg)
-        ax.set_title(key, fontsize=9)
+        setting = results["settings"][key]
+        for alg, entry in setting["algorithms"].items():
+            rounds = entry.get("curve_rounds") or np.arange(1, len(entry["curve_mean"]) + 1)
+            ax.plot(rounds, entry["curve_mean"], label=alg)
+        panel = setting.get("panel")
+        ax.set_title(key if panel is None else f"{key} (paper: {panel})", fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
     axes[0].legend(fontsize=8)

@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import harness
-from benchmarks.zhou_tan import ALGORITHMS, make_algorithm
+from benchmarks.zhou_tan import ALGORITHMS, make_algorithm, plot
 from privtune.kernels import Kernel
 from privtune.privacy import LaplaceCurator
 
@@ -261,7 +261,7 @@ def summarize(args: argparse.Namespace) -> dict:
         entry["ranking"] = sorted(algs, key=lambda a: algs[a]["final_regret_mean"])
     result = {"benchmark": "zhou_tan_real", "settings": dict(sorted(settings.items()))}
     harness.write_json(args.out / "zhou_tan_real.json", result)
-    _plot(result, args.out / "zhou_tan_real.png")
+    plot(result, args.out / "zhou_tan_real.png")
     print(
         json.dumps(
             {
@@ -273,24 +273,6 @@ def summarize(args: argparse.Namespace) -> dict:
         )
     )
     return result
-
-
-def _plot(result: dict, path: Path) -> None:
-    """Mean cumulative regret against t, one panel per (data set, setting)."""
-    keys = list(result["settings"])
-    fig, axes = harness.panel_grid(len(keys), 4.2, 3.4)
-    if fig is None:
-        return
-    for ax, key in zip(axes, keys, strict=True):
-        entry = result["settings"][key]
-        for alg, v in entry["algorithms"].items():
-            ax.plot(v["curve_rounds"], v["curve_mean"], label=alg)
-        title = key if entry["panel"] is None else f"{key} (paper: {entry['panel']})"
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("t")
-        ax.set_ylabel("cumulative regret")
-    axes[0].legend(fontsize=8)
-    harness.save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> dict:
