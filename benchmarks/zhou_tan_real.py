@@ -111,6 +111,10 @@ class ArmCovariance(Kernel):
         i = self.arms(X)
         return self.K[i, i]
 
+    def with_lengthscale(self, lengthscale: float) -> Kernel:
+        """Refused: the matrix is the kernel, there is no lengthscale to refit."""
+        raise TypeError("an ArmCovariance has no lengthscale; do not refit it.")
+
     def __eq__(self, other: object) -> bool:
         return self is other
 
