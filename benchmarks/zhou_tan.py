@@ -46,11 +46,25 @@ KERNELS = {"se": lambda: SE(0.2), "matern": lambda: Matern(0.2, nu=2.5)}
 GRID = np.linspace(0.0, 1.0, 100)[:, None]
 
 
-def make_objective(kernel: Kernel, rng: np.random.Generator) -> np.ndarray:
-    """f on the grid: sum of 100 kernel bumps with U[-1, 1] weights at grid points."""
-    support = GRID[rng.integers(0, GRID.shape[0], size=100)]
+#: How ``f`` is drawn: ``"paper"`` as the paper's text reads (support points on the grid, ``B =
+#: max |f|``); ``"authors"`` as the authors' code does it (support points ``U[0, 1]``, off the
+#: grid, then ``f / max |f|``, so ``B = 1``).
+OBJECTIVES = ("paper", "authors")
+
+
+def make_objective(
+    kernel: Kernel, rng: np.random.Generator, objective: str = "paper"
+) -> np.ndarray:
+    """f on the grid: a sum of 100 kernel bumps with U[-1, 1] weights (see :data:`OBJECTIVES`)."""
+    if objective == "paper":
+        support = GRID[rng.integers(0, GRID.shape[0], size=100)]
+    elif objective == "authors":
+        support = rng.uniform(0.0, 1.0, size=(100, 1))
+    else:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}.")
     a = rng.uniform(-1.0, 1.0, size=100)
-    return kernel(GRID, support) @ a
+    f = kernel(GRID, support) @ a
+    return f if objective == "paper" else f / np.max(np.abs(f))
 
 
 def make_algorithm(
@@ -66,13 +80,14 @@ def make_algorithm(
     horizon: int,
     seed: int,
     overrides: dict | None = None,
+    algorithms: dict | None = None,
 ):
     """One algorithm on a one-dimensional domain with the paper's settings.
 
     ``setting="ldp"``: the LDP version at ``epsilon`` (bounded noise ``R``); ``"heavy"``: the
     non-private heavy-tailed version, with the moment bound ``v`` (TGP, ATA) or ``c`` (MoMA).
     lambda = 1, delta = 0.05, the documented defaults otherwise; ``overrides`` replaces any of
-    these keyword arguments.
+    these keyword arguments, and ``algorithms`` (name to class) any of :data:`ALGORITHMS`.
     """
     kwargs: dict = {"kernel": kernel, "B": B, "R": R, "lam": 1.0, "delta": 0.05, "seed": seed}
     if setting == "ldp":
@@ -84,7 +99,7 @@ def make_algorithm(
     if algorithm in ("ata", "moma"):
         kwargs["horizon"] = horizon
     kwargs.update(overrides or {})
-    return ALGORITHMS[algorithm](1, **kwargs)
+    return (ALGORITHMS | (algorithms or {}))[algorithm](1, **kwargs)
 
 
 def run_trial(
@@ -95,12 +110,15 @@ def run_trial(
     T: int,
     trial: int,
     overrides: dict | None = None,
+    objective: str = "paper",
+    algorithms: dict | None = None,
 ) -> np.ndarray:
-    """Cumulative regret curve of one algorithm on one random objective."""
+    """Cumulative regret curve of one algorithm on one random objective (:data:`OBJECTIVES`);
+    ``overrides`` and ``algorithms`` as in :func:`make_algorithm`."""
     kernel = KERNELS[kernel_name]()
     # The objective and the noise depend on the trial only, so every algorithm faces the
     # same f and the same noise sequence in a trial.
-    f = make_objective(kernel, np.random.default_rng([trial, 7]))
+    f = make_objective(kernel, np.random.default_rng([trial, 7]), objective)
     B = float(np.max(np.abs(f)))
     noise_rng = np.random.default_rng([trial, 11])
     curator = None
@@ -118,6 +136,7 @@ def run_trial(
         horizon=T,
         seed=trial,
         overrides=overrides,
+        algorithms=algorithms,
     )
 
     regret = []

@@ -33,13 +33,14 @@ Two variants: ``defaults`` (the documented ``beta_scale``, calibrated on the syn
 experiment, whose rewards are of order 1) and ``theorem`` (``beta_scale = 1``: the theorems'
 confidence widths, with rewards here in the hundreds), both with the papers' zero-mean model.
 
+Random search has no parameters: it runs under ``defaults`` and is shown in both variants.
 Each (data set, setting, variant, algorithm) writes one JSON file under
 ``results/zhou_tan_real/runs``; ``run`` skips those that exist, and several processes can share
 the work.
 
 Usage::
 
-    python -m benchmarks.zhou_tan_real run         # 60 runs of 10 trials
+    python -m benchmarks.zhou_tan_real run         # 54 runs of 10 trials
     python -m benchmarks.zhou_tan_real summarize   # zhou_tan_real.json and .png
     python -m benchmarks.zhou_tan_real --quick     # smoke run (tests)
 """
@@ -233,6 +234,7 @@ def run(args: argparse.Namespace) -> None:
         for v, d, s, a in itertools.product(
             args.variants, args.datasets, args.settings, args.algorithms
         )
+        if a != "random" or v == "defaults"  # random search has no parameters to vary
     ]
     harness.collect_runs(
         harness.runs_dir(args.out, "zhou_tan_real"),
@@ -246,20 +248,24 @@ def summarize(args: argparse.Namespace) -> dict:
     the ranking; written to ``zhou_tan_real.json`` with the curves' plot."""
     rows = harness.load_runs(harness.runs_dir(args.out, "zhou_tan_real"))
     settings: dict = {}
+    variants = sorted({r["variant"] for r in rows})
     for r in rows:
-        key = f"{r['dataset']}-{r['setting']}-{r['variant']}"
         mean, se = harness.mean_se(r["final_regret"], single=0.0)
-        settings.setdefault(key, {"panel": PAPER_PANELS.get((r["dataset"], r["setting"]))})
-        settings[key].setdefault("algorithms", {})[r["algorithm"]] = {
-            "final_regret_mean": float(mean),
-            "final_regret_se": float(se),
-            "final_regret_over_B": float(mean / r["B"]),
-            "trials": r["trials"],
-            "T": r["T"],
-            "seconds": r["seconds"],
-            "curve_rounds": r["curve_rounds"],
-            "curve_mean": r["curve_mean"],
-        }
+        for variant in variants if r["algorithm"] == "random" else [r["variant"]]:
+            key = f"{r['dataset']}-{r['setting']}-{variant}"
+            entry = settings.setdefault(
+                key, {"panel": PAPER_PANELS.get((r["dataset"], r["setting"])), "algorithms": {}}
+            )
+            entry["algorithms"][r["algorithm"]] = {
+                "final_regret_mean": float(mean),
+                "final_regret_se": float(se),
+                "final_regret_over_B": float(mean / r["B"]),
+                "trials": r["trials"],
+                "T": r["T"],
+                "seconds": r["seconds"],
+                "curve_rounds": r["curve_rounds"],
+                "curve_mean": r["curve_mean"],
+            }
     for entry in settings.values():
         algs = entry["algorithms"]
         entry["ranking"] = sorted(algs, key=lambda a: algs[a]["final_regret_mean"])

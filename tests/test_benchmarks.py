@@ -436,3 +436,39 @@ def test_zhou_tan_real_problems_follow_the_papers_definitions():
         grid = (np.arange(n_arms) / (n_arms - 1))[:, None]
         np.testing.assert_array_equal(kernel.arms(grid), np.arange(n_arms))
         np.testing.assert_array_equal(kernel(grid[[2, 0]], grid[[1]]), p["K"][[2, 0]][:, [1]])
+
+
+def test_zhou_tan_authors_quick_mode_covers_the_two_by_two_design(tmp_path):
+    from benchmarks import zhou_tan_authors
+
+    result = zhou_tan_authors.main(["--quick", "--out", str(tmp_path)])
+    expected = {
+        f"{o}-{p}-{s}"
+        for o in ("paper", "authors")
+        for p in ("defaults", "code")
+        for s in ("ldp-se-eps1", "heavy-se")
+    }
+    assert set(result["settings"]) == expected
+    for entry in result["settings"].values():
+        # Random search runs once per objective and appears under both parameter sets.
+        assert set(entry["algorithms"]) == set(zhou_tan_authors.ALGORITHMS)
+        assert sorted(entry["robust_ranking"]) == ["ata", "moma", "tgp"]
+        for alg in entry["algorithms"].values():
+            assert alg["curve_rounds"][-1] == 40
+            assert all(b >= a - 1e-9 for a, b in itertools.pairwise(alg["curve_mean"]))
+    runs = list((tmp_path / "quick" / "zhou_tan_authors" / "runs").glob("*random.json"))
+    assert len(runs) == 4  # 2 objectives x 2 settings
+
+
+def test_zhou_tan_authors_objective_and_code_widths_follow_the_authors_code():
+    from benchmarks import zhou_tan, zhou_tan_authors
+    from privtune.kernels import SE
+
+    f = zhou_tan.make_objective(SE(0.2), np.random.default_rng(0), "authors")
+    assert np.max(np.abs(f)) == pytest.approx(1.0)
+    classes, overrides = zhou_tan_authors.code_parameters(1000)
+    tgp = classes["tgp"](1, B=1.0, v=4.0, **overrides["tgp"])
+    tgp.tell(np.array([0.5]), 0.3)
+    # Round 2: B sqrt(lam) + b_2 sqrt(ln 2), b_2 = 2^{1/4} v^{1/2}.
+    assert tgp.beta == pytest.approx(1.0 + 2**0.25 * 2.0 * math.sqrt(math.log(2)))
+    assert overrides["ata"]["q"] == pytest.approx(math.log(1000) / 0.01)
