@@ -1,4 +1,6 @@
-"""Private GP-UCB on quadrature Fourier features (Dubey 2021): Sec. 6.1 and Table 1 (Sec. 6.2).
+"""Private GP-UCB on quadrature Fourier features (Dubey 2021): the paper's and its code's runs.
+
+Sec. 6.1, Table 1 (Sec. 6.2) and the experiment of the authors' code (``environment``).
 
 Set-up (Sec. 6.1): ``d = 2``, squared-exponential kernel with unit lengthscale and variance
 1, ``f = sum_{i<=4} a_i k(x_i, .)`` with the ``x_i`` uniform in the ball ``B_2(2)`` and ``a`` in
@@ -48,12 +50,41 @@ nothing else about the set-up, so the rest is ours:
   per round at ``d = 20``); JDP with ``beta = 0.1`` and ``horizon = T``; uniform play in the
   cube (``random``) is the reference.
 
+The experiment of the authors' code (``environment``; the notebook of the public repository
+``abhimanyudubey/private_gaussian_process_bandits``, which the paper does not describe):
+``d = 5``; every round a fresh decision set of ``n = 10`` arms, each uniform in ``[0, 1]^5``
+divided by its L2 norm (the unit sphere's non-negative part, inside the unit cube);
+``f(x) = sum_{j<=4} a_j exp(-||x - z_j||^2)``, ``a`` uniform in ``[0, 1]^4`` divided by its sum
+(on the simplex), the ``z_j`` drawn as the arms; one ``f`` per repetition; rewards
+``f(x) + N(0, 1)``; ``T = 5000``; cumulative regret against each round's best arm, 5
+repetitions (the notebook runs one). The learner: QFF GP-UCB with ``m_bar = 2`` nodes per
+dimension (64 features) of the environment's own kernel ``exp(-||x - y||^2)`` (lengthscale
+``1/sqrt(2)`` in privtune's ``exp(-r^2 / (2 nu^2))``; the notebook embeds ``exp(-r^2 / 2)``),
+``lambda = 100``, ``B = rho = 1``, ``delta = zeta = 0.01``, unbounded rewards (the sub-Gaussian
+sensitivity of Lemma 2). Privacy: none, or (alpha, 0.1)-JDP (Alg. 2) with alpha in
+{0.1, 0.5, 1, 10} (Sec. 6.1, Fig. 1) and the notebook's 100, shifted by ``2 Lambda I``
+(Lemma 3; the notebook adds a constant to every entry). The confidence width multiplies
+``||Phi(x)||_{V_t^{-1}}`` (eq. 8; the notebook uses its square):
+
+- ``theorem1``: Theorem 1's ``beta_t^{1/2}`` (``beta_scale = 1``), whose ``t B eps / rho``
+  term, with Theorem 2's ``eps`` for two nodes (``qff_error_bound`` in the JSON), grows
+  linearly in ``t``;
+- ``theorem1-code``: the same times the notebook's multiplier, 0.1 (non-private) or 0.01 (JDP);
+- ``theorem1-default``: the same times ``QFFGPUCB.default_beta_scale``;
+- ``code``: the notebook's own width ``rho sqrt(m ln(1 + t B^2 / lambda) - ln delta) +
+  sqrt(lambda) B`` (Abbasi-Yadkori et al. 2011) times its multiplier.
+
+Uniform play among the arms (``random``) is the reference. Every setting of a repetition meets
+the same ``f``, decision sets and noise sequence.
+
 Usage::
 
     python -m benchmarks.dubey calibrate        # beta_scale on disjoint trials
     python -m benchmarks.dubey synthetic        # 180 runs, resumable; dubey_synthetic.json/.png
     python -m benchmarks.dubey timing           # seconds per round for m = 64, 256, 1024
     python -m benchmarks.dubey table1           # 150 runs, resumable; dubey_table1.json/.png
+    python -m benchmarks.dubey environment      # 125 runs, resumable; dubey_environment.json/.png
+    python -m benchmarks.dubey environment --quick   # tiny (tests)
     python -m benchmarks.dubey --quick          # tiny (tests)
 """
 
@@ -66,6 +97,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,6 +107,7 @@ import numpy as np
 
 from benchmarks import harness
 from privtune.optimizers import QFFGPUCB
+from privtune.privacy.gaussian import psd_shift, tree_depth
 
 SETTINGS = {
     "random": "random",
@@ -634,8 +667,369 @@ def timing(args: argparse.Namespace) -> dict:
     return out
 
 
+# -- the environment of the authors' notebook (d = 5, fresh arms on the unit sphere) -------------
+
+ENV_DIM = 5  #: ``d``
+ENV_ARMS = 10  #: ``n``, arms per decision set
+ENV_CENTRES = 4  #: ``|I|``, the kernel centres of ``f``
+ENV_T = 5000  #: rounds
+ENV_NOISE_SD = 1.0  #: the rewards' Gaussian noise, ``N(0, 1)``
+ENV_M_BAR = 2  #: QFF nodes per dimension: ``2 m_bar^d = 64`` features
+ENV_LAM = 100.0  #: ``lambda``
+ENV_DELTA = 0.01  #: failure probability of ``beta_t`` (the notebook's ``delta``), also ``zeta``
+ENV_PRIVACY_BETA = 0.1  #: ``beta`` of (alpha, beta)-JDP (Sec. 6.1 and the notebook)
+#: ``nu`` of privtune's ``exp(-||x - y||^2 / (2 nu^2))`` for the environment's ``exp(-||x - y||^2)``
+ENV_LENGTHSCALE = 1.0 / math.sqrt(2.0)
+#: ``alpha`` of (alpha, 0.1)-JDP: Sec. 6.1 (Fig. 1: 0.1, 0.5, 1, 10) and the notebook's 100.
+ENV_PRIVACY = {
+    "non-private": None,
+    "alpha=0.1": 0.1,
+    "alpha=0.5": 0.5,
+    "alpha=1": 1.0,
+    "alpha=10": 10.0,
+    "alpha=100": 100.0,
+}
+#: The notebook's multipliers of its ``beta_t``: without privacy and with JDP.
+CODE_MULTIPLIERS = {"non-private": 0.1, "jdp": 0.01}
+#: The confidence widths compared (the multiplier of ``||Phi(x)||_{V_t^{-1}}`` in eq. 8).
+ENV_BETAS = {
+    "theorem1": "Theorem 1's beta_t^{1/2} (QFFGPUCB.beta_t), beta_scale = 1",
+    "theorem1-code": "Theorem 1's beta_t^{1/2} times the notebook's multiplier "
+    "(0.1 non-private, 0.01 JDP)",
+    "theorem1-default": "Theorem 1's beta_t^{1/2} times QFFGPUCB.default_beta_scale",
+    "code": "the notebook's width rho sqrt(m ln(1 + t B^2 / lambda) - ln delta) + sqrt(lambda) B "
+    "(Abbasi-Yadkori et al. 2011) times its multiplier (0.1 non-private, 0.01 JDP)",
+}
+#: Every setting: uniform play, then each (privacy, width) as ``"<privacy>_<width>"``.
+ENV_SETTINGS = ["random"] + [f"{p}_{b}" for b in ENV_BETAS for p in ENV_PRIVACY]
+
+
+def sphere_points(rng: np.random.Generator, k: int, d: int = ENV_DIM) -> np.ndarray:
+    """``k`` points uniform in ``[0, 1]^d``, each divided by its L2 norm, as the notebook draws.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The source of the draws.
+    k : int
+        The number of points.
+    d : int, default=5
+        The dimension.
+
+    Returns
+    -------
+    ndarray of shape (k, d)
+        Points of the unit sphere in the non-negative orthant (so inside the unit cube).
+    """
+    X = rng.random((k, d))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+class SphereEnvironment:
+    """The environment of the authors' notebook: ``f(x) = sum_{j<=4} a_j exp(-||x - z_j||^2)``.
+
+    The weights ``a`` are uniform in ``[0, 1]^4`` divided by their sum (on the simplex); the
+    centres ``z_j`` and the arms are :func:`sphere_points` (``B = 1``). Every round brings a
+    fresh decision set of ``n`` arms; the reward of an arm is ``f(x) + N(0, noise_sd^2)``. On
+    such arms ``||x - z||^2 = 2 - 2 x^T z`` lies in ``[0, 2]``, so ``exp(-2) <= f <= 1``.
+
+    Parameters
+    ----------
+    rep : int
+        The repetition. It seeds three streams: ``f``, the decision sets and the reward noise,
+        so every setting of a repetition meets the same ``f``, the same decision sets and the
+        same noise sequence.
+    d : int, default=5
+        The dimension.
+    n : int, default=10
+        Arms per decision set.
+    noise_sd : float, default=1.0
+        The standard deviation of the reward noise.
+    """
+
+    def __init__(
+        self, rep: int, d: int = ENV_DIM, n: int = ENV_ARMS, noise_sd: float = ENV_NOISE_SD
+    ) -> None:
+        self.d, self.n, self.noise_sd = d, n, noise_sd
+        rng = np.random.default_rng([rep, 2021, 0])
+        a = rng.random(ENV_CENTRES)
+        #: The weights ``a``, on the simplex.
+        self.a = a / a.sum()
+        #: The centres ``z_j``, shape ``(4, d)``, on the unit sphere.
+        self.Z = sphere_points(rng, ENV_CENTRES, d)
+        self._sets = np.random.default_rng([rep, 2021, 1])
+        self._noise = np.random.default_rng([rep, 2021, 2])
+
+    def f(self, X: np.ndarray) -> np.ndarray:
+        """``f`` at the rows of ``X`` (shape ``(k, d)`` or ``(d,)``), shape ``(k,)``."""
+        X = np.atleast_2d(X)
+        d2 = np.sum((X[:, None, :] - self.Z[None, :, :]) ** 2, axis=2)
+        return np.exp(-d2) @ self.a
+
+    def decision_set(self) -> np.ndarray:
+        """The next round's decision set ``D_t``, shape ``(n, d)``."""
+        return sphere_points(self._sets, self.n, self.d)
+
+    def noise(self) -> float:
+        """The next reward's noise, a draw of ``N(0, noise_sd^2)``."""
+        return float(self.noise_sd * self._noise.standard_normal())
+
+
+class CodeQFFGPUCB(QFFGPUCB):
+    """QFF GP-UCB with the notebook's confidence width in place of Theorem 1's.
+
+    ``beta_t^{1/2} = rho sqrt(m ln(1 + t B^2 / lambda) - ln delta) + sqrt(lambda) B``, the width
+    of Abbasi-Yadkori et al. (2011) for ``m``-dimensional linear bandits, with ``t`` the
+    rewards told so far and ``delta = zeta``. It has no term for the privacy noise or the
+    features' error; the notebook scales it by 0.1 (non-private) or 0.01 (JDP).
+    """
+
+    def beta_t(self) -> float:
+        """The notebook's ``beta_t^{1/2}`` for the next round."""
+        log_term = self.m * math.log1p(self.t * self.B**2 / self.lam) - math.log(self.zeta)
+        return self.rho * math.sqrt(log_term) + math.sqrt(self.lam) * self.B
+
+
+def environment_learner(setting: str, seed: int, T: int) -> QFFGPUCB:
+    """The QFF GP-UCB learner of an environment ``setting`` (not ``"random"``).
+
+    Parameters
+    ----------
+    setting : str
+        ``"<privacy>_<width>"``: a key of ``ENV_PRIVACY`` and one of ``ENV_BETAS``.
+    seed : int
+        The seed of the learner's tie-breaks and of its privacy noise.
+    T : int
+        The horizon (the JDP tree's size and the ``T`` of Lemmas 2 and 3).
+
+    Returns
+    -------
+    QFFGPUCB
+        64 quadrature features of ``exp(-||x - y||^2)``, ``lambda = 100``, ``B = rho = 1``,
+        ``zeta = 0.01``, sub-Gaussian rewards (no clipping), and (alpha, 0.1)-JDP if private.
+    """
+    privacy, width = setting.split("_")
+    alpha = ENV_PRIVACY[privacy]
+    multiplier = CODE_MULTIPLIERS["non-private" if alpha is None else "jdp"]
+    beta_scale = {
+        "theorem1": 1.0,
+        "theorem1-code": multiplier,
+        "theorem1-default": None,
+        "code": multiplier,
+    }[width]
+    kwargs = {}
+    if alpha is not None:
+        kwargs = {
+            "privacy": "jdp",
+            "alpha": alpha,
+            "privacy_beta": ENV_PRIVACY_BETA,
+            "noise_seed": seed,
+        }
+    cls = CodeQFFGPUCB if width == "code" else QFFGPUCB
+    with warnings.catch_warnings():
+        # two nodes per dimension approximate the kernel coarsely, as in the notebook; the
+        # measured error is reported in the summary (qff_coordinate_error, qff_error_on_arms)
+        warnings.filterwarnings("ignore", "Quadrature features", RuntimeWarning)
+        return cls(
+            ENV_DIM,
+            m_bar=ENV_M_BAR,
+            lengthscale=ENV_LENGTHSCALE,
+            lam=ENV_LAM,
+            horizon=T,
+            B=1.0,
+            rho=ENV_NOISE_SD,
+            zeta=ENV_DELTA,
+            beta_scale=beta_scale,
+            seed=seed,
+            **kwargs,
+        )
+
+
+def _jdp_shift(opt: QFFGPUCB) -> float:
+    """``2 Lambda`` of Lemma 3, added to the released ``Sigma`` block with JDP (0 without)."""
+    if opt.privacy != "jdp":
+        return 0.0
+    return psd_shift(opt.noise_std, tree_depth(opt.horizon), opt.m, opt.horizon, opt.zeta)
+
+
+def run_environment(setting: str, rep: int, T: int = ENV_T, every: int = 50) -> dict:
+    """One repetition of the notebook's experiment: ``T`` rounds of ``setting``.
+
+    Parameters
+    ----------
+    setting : str
+        A key of ``ENV_SETTINGS``.
+    rep : int
+        The repetition: the seed of the environment (:class:`SphereEnvironment`), of the
+        learner and of its privacy noise.
+    T : int, default=5000
+        Rounds, also the JDP tree's horizon.
+    every : int, default=50
+        The cumulative regret is kept every ``every`` rounds and at ``T``.
+
+    Returns
+    -------
+    dict
+        The setting, ``t`` and the cumulative regret ``sum_{s<=t} max_{D_s} f - f(x_s)`` at
+        those rounds, the learner's ``beta_scale``, noise and confidence width at the end, and
+        the seconds the run took.
+    """
+    env = SphereEnvironment(rep)
+    opt = None if setting == "random" else environment_learner(setting, rep, T)
+    player = UniformPlay(ENV_DIM, np.random.default_rng([rep, 2021, 3])) if opt is None else opt
+    regret = []
+    best = 0.0  # the best arm's value in the current round
+
+    def arms() -> np.ndarray:
+        nonlocal best
+        D = env.decision_set()
+        best = float(env.f(D).max())
+        return D
+
+    def evaluate(x: np.ndarray) -> float:
+        fx = float(env.f(x)[0])
+        regret.append(best - fx)
+        return fx + env.noise()
+
+    t0 = time.perf_counter()
+    harness.drive(player, T, evaluate, candidates=arms)
+    seconds = time.perf_counter() - t0
+    ts = sorted({*range(every, T + 1, every), T})
+    R = np.cumsum(regret)
+    return {
+        "setting": setting,
+        "rep": rep,
+        "T": T,
+        "t": ts,
+        "cumulative_regret": R[np.array(ts) - 1].tolist(),
+        "n_features": None if opt is None else opt.m,
+        "beta_scale": None if opt is None else opt.beta_scale,
+        "noise_std": None if opt is None else opt.noise_std,
+        "shift": None if opt is None else _jdp_shift(opt),
+        "width_at_T": None if opt is None else opt.beta,
+        "seconds": seconds,
+    }
+
+
+def _environment_config(T: int) -> dict:
+    """The environment's and the learners' settings, and the features' error on the arms."""
+    from privtune.features import QuadratureFourierFeatures
+
+    q = QuadratureFourierFeatures(ENV_DIM, ENV_M_BAR, ENV_LENGTHSCALE)
+    X = sphere_points(np.random.default_rng(0), 400)
+    P = q(X)
+    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2)
+    return {
+        "T": T,
+        "d": ENV_DIM,
+        "n": ENV_ARMS,
+        "n_centres": ENV_CENTRES,
+        "noise_sd": ENV_NOISE_SD,
+        "kernel": "exp(-||x - y||^2)",
+        "lengthscale": ENV_LENGTHSCALE,
+        "m_bar": ENV_M_BAR,
+        "m": q.n_features,
+        "lambda": ENV_LAM,
+        "B": 1.0,
+        "rho": ENV_NOISE_SD,
+        "delta": ENV_DELTA,
+        "zeta": ENV_DELTA,
+        "jdp_beta": ENV_PRIVACY_BETA,
+        "jdp_alpha": ENV_PRIVACY,
+        "beta_forms": ENV_BETAS,
+        "code_multipliers": CODE_MULTIPLIERS,
+        "default_beta_scale": QFFGPUCB.default_beta_scale,
+        "qff_error_bound": q.error_bound(),
+        "qff_coordinate_error": q.coordinate_error(),
+        "qff_error_on_arms": float(np.abs(P @ P.T - np.exp(-d2)).max()),
+    }
+
+
+def environment(args: argparse.Namespace) -> dict:
+    """The notebook's experiment: the runs of ``args`` not saved yet, the summary and the plot."""
+    tasks = [
+        (
+            f"{setting}-{rep}-T{args.T}.json",
+            functools.partial(run_environment, setting, rep, args.T, args.every),
+        )
+        for rep in range(args.reps)
+        for setting in args.settings
+    ]
+    rows = harness.collect_runs(harness.runs_dir(args.out, "dubey_environment"), tasks, _describe)
+    ts = sorted({*range(args.every, args.T + 1, args.every), args.T})
+    summary = {}
+    for setting in args.settings:
+        sel = [r for r in rows if r["setting"] == setting and r["t"] == ts]
+        if not sel:
+            continue
+        R = np.array([r["cumulative_regret"] for r in sel])
+        se = harness.mean_se(R, single=0.0)[1]
+        tail = args.T // 10  # regret per round over the last tenth of the rounds
+        start = ts.index(args.T - tail) if args.T - tail in ts else None
+        summary[setting] = {
+            "n_reps": len(sel),
+            "final_mean": float(R[:, -1].mean()),
+            "final_se": float(se[-1]),
+            "last_tenth_per_round": (
+                None if start is None else float((R[:, -1] - R[:, start]).mean() / tail)
+            ),
+            "beta_scale": sel[0]["beta_scale"],
+            "noise_std": sel[0]["noise_std"],
+            "shift": sel[0]["shift"],
+            "width_at_T": (
+                None
+                if sel[0]["width_at_T"] is None
+                else float(np.mean([r["width_at_T"] for r in sel]))
+            ),
+            "seconds_per_run": float(np.mean([r["seconds"] for r in sel])),
+            "t": ts,
+            "mean": R.mean(axis=0).tolist(),
+            "se": se.tolist(),
+        }
+    out = {
+        "benchmark": "dubey_environment",
+        "config": {**_environment_config(args.T), "reps": args.reps, "every": args.every},
+        "summary": summary,
+    }
+    harness.write_json(args.out / "dubey_environment.json", out)
+    _plot_environment(summary, args.out / "dubey_environment.png")
+    print(
+        json.dumps(
+            {
+                s: harness.format_mean_se(v["final_mean"], v["final_se"], ".1f")
+                for s, v in summary.items()
+            }
+        )
+    )
+    return out
+
+
+def _plot_environment(summary: dict, path: Path) -> None:
+    """One panel per confidence width: the privacy levels' mean curves, uniform play in each."""
+    widths = [w for w in ENV_BETAS if any(s.endswith(f"_{w}") for s in summary)]
+    fig, axes = harness.panel_grid(max(len(widths), 1), 4.4, 3.4, ncols=2)
+    if fig is None:
+        return
+    colours = {p: f"C{i}" for i, p in enumerate(ENV_PRIVACY)}
+    for ax, width in zip(axes, widths or ["random"], strict=True):
+        if "random" in summary:
+            v = summary["random"]
+            harness.plot_band(ax, v["mean"], v["se"], v["t"], label="random", color="grey")
+        for privacy, colour in colours.items():
+            v = summary.get(f"{privacy}_{width}")
+            if v is not None:
+                label = f"{privacy} (n={v['n_reps']})"
+                harness.plot_band(ax, v["mean"], v["se"], v["t"], label=label, color=colour)
+        ax.set_title(f"width: {width}", fontsize=9)
+        ax.set_xlabel("t")
+        ax.set_ylabel("cumulative regret")
+        ax.legend(fontsize=7)
+    harness.save_figure(fig, path)
+
+
 def main(argv: list[str] | None = None) -> dict:
-    """Run a part (or, with ``--quick``, a tiny run of timing, Table 1 and Sec. 6.1)."""
+    """Run a part (or, with ``--quick``, a tiny run of timing, Table 1 and Sec. 6.1, or of the
+    environment part if it is named)."""
     parser = harness.make_parser(__doc__)
     sub = parser.add_subparsers(dest="part")
     p = sub.add_parser("synthetic")
@@ -658,7 +1052,24 @@ def main(argv: list[str] | None = None) -> dict:
     p = sub.add_parser("timing")
     p.add_argument("--m", nargs="+", type=int, default=[64, 256, 1024])
     p.add_argument("--history", type=int, default=1000)
+    p = sub.add_parser("environment")
+    p.add_argument("--settings", nargs="+", default=ENV_SETTINGS, choices=ENV_SETTINGS)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--T", type=int, default=ENV_T)
+    p.add_argument("--every", type=int, default=50)
+    # --out and --quick also after the part's name; SUPPRESS keeps the main parser's values
+    p.add_argument("--out", type=Path, default=argparse.SUPPRESS, help="results folder")
+    p.add_argument("--quick", action="store_true", default=argparse.SUPPRESS, help="tiny run")
     args = harness.parse(parser, argv)
+    if args.quick and args.part == "environment":
+        quick = argparse.Namespace(
+            settings=["random", "non-private_code", "alpha=1_theorem1"],
+            reps=1,
+            T=100,
+            every=10,
+            out=args.out,
+        )
+        return environment(quick)
     if args.quick:
         quick = argparse.Namespace(
             settings=["non-private", "alpha=1"], trials=[0, 1], T=16, m_bar=12, out=args.out
@@ -676,8 +1087,14 @@ def main(argv: list[str] | None = None) -> dict:
         )
         return synthetic(quick)
     if args.part is None:
-        parser.error("choose a part: synthetic, calibrate, timing or table1")
-    parts = {"synthetic": synthetic, "calibrate": calibrate, "timing": timing, "table1": table1}
+        parser.error("choose a part: synthetic, calibrate, timing, table1 or environment")
+    parts = {
+        "synthetic": synthetic,
+        "calibrate": calibrate,
+        "timing": timing,
+        "table1": table1,
+        "environment": environment,
+    }
     return parts[args.part](args)
 
 
