@@ -1,4 +1,5 @@
-"""DP-FTS-DE (Dai, Low & Jaillet 2021): the synthetic experiment (App. B.1), federated SVM tuning.
+"""DP-FTS-DE (Dai, Low & Jaillet 2021): the synthetic experiment (App. B.1), federated SVM
+tuning on the digits, and the landmine experiment (Sec. 5.2, Fig. 3a).
 
 Synthetic (Sec. 5.1, App. B.1.1): ``N = 200`` agents on a grid of 1000 points of ``[0, 1]``. One
 function is drawn from a GP with the SE kernel (lengthscale 0.03) and normalized to ``[0, 1]``;
@@ -18,8 +19,8 @@ Fig. 4's DP-FTS (``P = 1``, ``S = 8``). The paper does not list its ``S`` values
 ``P`` and ``q`` there; those are ours. Each DP setting's privacy loss after ``T = 40`` rounds is
 computed at ``delta = 1/N^1.1`` by dp-accounting's RDP and PLD accountants.
 
-SVM tuning (in the spirit of Sec. 5.2's landmine experiment, whose data are not available
-offline): 20 parties share scikit-learn's handwritten digits (1797 images), each holding a
+SVM tuning on the digits (a task in the spirit of Sec. 5.2's landmine experiment, kept beside
+it): 20 parties share scikit-learn's handwritten digits (1797 images), each holding a
 disjoint random shard of about 90 images and detecting its own digit (party ``n`` detects digit
 ``n mod 10``: about 10% positives, imbalanced as the landmine fields are). Each tunes an RBF
 SVM (standardized inputs) over the paper's ranges, ``gamma`` in ``[0.01, 10]`` and ``C`` in
@@ -33,11 +34,36 @@ at ``q = 0.35``; ``q = 0.1, 0.15, 0.2, 0.25`` at ``z = 1``), plus FTS-DE and DP-
 parties of the best validation AUC after 60 rounds (and after 20), against the privacy loss at
 ``delta = 1/20^1.1``.
 
+Landmine (Sec. 5.2, Fig. 3a, App. B.2.1, with the settings of the authors' code): ``N = 29``
+agents, one per landmine field of Xue et al. (2007) (``benchmarks/data/landmine.mat``). Each
+splits its field in halves, stratified, ``random_state=0``; its objective is the validation AUC
+of ``SVC(kernel="rbf", probability=True)`` (from ``predict_proba``), with ``C`` in
+``[1e-4, 10]`` and ``gamma`` in ``[0.01, 10]`` linear (not log) maps of the unit square (``C``
+first). ``N_init = 10`` initial points, then 60 rounds (70 evaluations per agent). ``M = 100``
+shared random Fourier features, ``1 - p_t = 1/t`` (the first round after the initialization
+uses the server's vectors), ``P = 4`` (the square cut in 2 x 2, agent ``n`` in sub-region
+``n mod 4``), ``S = 22``, and the weights' schedule ``(hold, decay) = (10, 30)``: ``a_t = 16``
+for 10 rounds, then linearly down to ``b = 1`` over 30. Settings: TS (each agent alone, its
+initial points in the whole square), FTS (``P = 1``), FTS-DE (``P = 4``), without privacy, and
+DP-FTS-DE on the paper's grid (``z = 1, 1.6, 2, 3, 4`` at ``q = 0.35``; ``q = 0.1, 0.15, 0.2,
+0.25`` at ``z = 1``). Two choices of the shared features (``--features``): ``ours``, the
+library's defaults (lengthscale 0.2 on the unit square, ``lambda = 0.01``, as on the digits),
+and ``authors``, the authors' code (lengthscale 0.01, ``lambda`` = their observation noise
+``1e-6``). Either way each agent's own model (line 6 of Alg. 2) is the library's, the
+posterior on the shared features, where the authors' code fits a separate GP. The features
+are drawn once (seed 0); each run re-draws the agents' initial points and samples and the
+server's randomness. Reported like Fig. 3a: the best validation AUC after 70 evaluations,
+averaged over the agents, mean and standard error over runs, against the privacy loss at
+``delta = 1/N^1.1`` (our RDP and PLD accountants) beside the losses the authors list.
+
 Usage::
 
     python -m benchmarks.dai synthetic      # 70 runs, resumable; dai_synthetic.json/.png
     python -m benchmarks.dai svm            # 70 runs, resumable; dai_svm.json/.png
-    python -m benchmarks.dai --quick        # tiny (tests)
+    python -m benchmarks.dai landmine       # 2 x 12 x 5 runs, resumable; dai_landmine.json/.png
+    python -m benchmarks.dai landmine --features authors --runs 5 6 7 8 9
+    python -m benchmarks.dai --quick        # tiny synthetic and svm (tests)
+    python -m benchmarks.dai --quick landmine   # tiny landmine (tests)
 """
 
 from __future__ import annotations
@@ -57,6 +83,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 
 from benchmarks import harness
+from benchmarks.datasets import DATA_DIR
 from privtune.features import RandomFourierFeatures
 from privtune.federated import DPFTSServer, FederatedRunner, FTSAgent, SubRegions
 from privtune.privacy import default_delta, subsampled_gaussian_epsilon
@@ -449,8 +476,352 @@ def _plot_svm(summary: dict, n_iter: int, path: Path) -> None:
     harness.save_figure(fig, path)
 
 
+# -- landmine detection (Sec. 5.2, Fig. 3a) ----------------------------------------------------
+LANDMINE_DATA = DATA_DIR / "landmine.mat"
+#: name -> (P, server): None is no server (TS), {} a server without privacy, else q, z and S
+LANDMINE_SETTINGS: dict[str, tuple[int, dict | None]] = {
+    "TS": (1, None),
+    "FTS": (1, {}),
+    "FTS-DE": (4, {}),
+    **{f"z={z:g}": (4, {"q": 0.35, "z": z, "S": 22.0}) for z in (1.0, 1.6, 2.0, 3.0, 4.0)},
+    **{f"q={q:g}": (4, {"q": q, "z": 1.0, "S": 22.0}) for q in (0.1, 0.15, 0.2, 0.25)},
+}
+#: the privacy losses the authors list for Fig. 3a (their delta is not stated)
+LANDMINE_PAPER_EPSILON = {
+    "z=1": 15.17,
+    "z=1.6": 7.12,
+    "z=2": 5.14,
+    "z=3": 3.05,
+    "z=4": 2.16,
+    "q=0.1": 3.75,
+    "q=0.15": 5.98,
+    "q=0.2": 7.69,
+    "q=0.25": 9.82,
+}
+#: the shared features: name -> (lengthscale on the unit square, lambda)
+LANDMINE_FEATURES = {"ours": (0.2, 0.01), "authors": (0.01, 1e-6)}
+#: M, the shared features' dimension (50 cos/sin pairs)
+LANDMINE_M = 100
+#: the ranges of C and gamma, linear maps of the unit square's two coordinates
+LANDMINE_RANGES = {"C": (1e-4, 10.0), "gamma": (1e-2, 10.0)}
+
+
+def landmine_fields(path: Path = LANDMINE_DATA) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The 29 landmine fields of Xue et al. (2007).
+
+    Parameters
+    ----------
+    path : Path, default=benchmarks/data/landmine.mat
+        The MATLAB file (cells ``feature`` and ``label``).
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        Per field, the features ``X_n`` of shape ``(n_n, 9)`` (float64, as stored) and the
+        labels ``y_n`` of shape ``(n_n,)`` (int64, 1 for a landmine).
+    """
+    from scipy.io import loadmat
+
+    data = loadmat(path)
+    return [
+        (np.asarray(X, dtype=float), np.asarray(y, dtype=np.int64).ravel())
+        for X, y in zip(data["feature"].ravel(), data["label"].ravel(), strict=True)
+    ]
+
+
+def landmine_split(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A field's halves: stratified by the label, ``random_state=0`` (the authors' split).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, 9)
+        The field's features.
+    y : ndarray of shape (n,)
+        Its labels.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(X_train, X_val, y_train, y_val)``, as ``train_test_split`` returns them.
+    """
+    from sklearn.model_selection import train_test_split
+
+    return tuple(train_test_split(X, y, test_size=0.5, stratify=y, random_state=0))
+
+
+class LandmineObjective:
+    """Agent ``n``'s objective: the validation AUC of an RBF SVM at a point of the unit square.
+
+    ``u = (u_1, u_2)`` maps linearly to ``C = 1e-4 + u_1 (10 - 1e-4)`` and ``gamma = 0.01 + u_2
+    (10 - 0.01)``; the SVM (``probability=True``, Platt scaling with ``random_state=0``) is fit
+    on the training half and scored by the AUC of its ``predict_proba`` on the validation half.
+
+    Parameters
+    ----------
+    X_train, X_val : ndarray of shape (n, 9)
+        The field's halves.
+    y_train, y_val : ndarray of shape (n,)
+        Their labels.
+    """
+
+    def __init__(
+        self, X_train: np.ndarray, X_val: np.ndarray, y_train: np.ndarray, y_val: np.ndarray
+    ) -> None:
+        self.X_train, self.X_val, self.y_train, self.y_val = X_train, X_val, y_train, y_val
+
+    @staticmethod
+    def params(u: np.ndarray) -> dict[str, float]:
+        """``C`` and ``gamma`` of the point ``u`` of the unit square (clipped into it)."""
+        u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        return {
+            name: lo + float(ui) * (hi - lo)
+            for ui, (name, (lo, hi)) in zip(u, LANDMINE_RANGES.items(), strict=True)
+        }
+
+    def __call__(self, u: np.ndarray) -> float:
+        from sklearn.metrics import roc_auc_score
+        from sklearn.svm import SVC
+
+        model = SVC(kernel="rbf", probability=True, random_state=0, **self.params(u))
+        with warnings.catch_warnings():
+            # scikit-learn 1.9 deprecates probability=True (removal in 1.11); it is the
+            # authors' model, kept while it exists
+            warnings.filterwarnings("ignore", "The `probability` parameter", FutureWarning)
+            model.fit(self.X_train, self.y_train)
+        return float(roc_auc_score(self.y_val, model.predict_proba(self.X_val)[:, 1]))
+
+
+def run_landmine(
+    setting: str, features: str, run: int, n_fields: int = 29, n_iter: int = 60, n_init: int = 10
+) -> dict:
+    """One run of one setting of the landmine experiment.
+
+    Parameters
+    ----------
+    setting : str
+        A key of ``LANDMINE_SETTINGS``.
+    features : str
+        A key of ``LANDMINE_FEATURES``: the shared features' lengthscale and ``lambda``.
+    run : int
+        The seed of the agents' initial points and samples and of the server's randomness.
+    n_fields : int, default=29
+        ``N``: the agents are the first ``n_fields`` fields.
+    n_iter : int, default=60
+        Rounds after the initialization.
+    n_init : int, default=10
+        ``N_init``, each agent's initial points.
+
+    Returns
+    -------
+    dict
+        ``best_auc``: the best validation AUC so far per evaluation, averaged over the agents
+        (length ``n_init + n_iter``); ``final_per_agent``: each agent's best after the last
+        evaluation; ``epsilon`` (``None`` without privacy) at ``delta = 1/N^1.1``; the clipping
+        and server counts and the run's seconds.
+    """
+    t0 = time.perf_counter()
+    P, server_kw = LANDMINE_SETTINGS[setting]
+    lengthscale, lam = LANDMINE_FEATURES[features]
+    fields = landmine_fields()[:n_fields]
+    N = len(fields)
+    phi = RandomFourierFeatures(2, LANDMINE_M // 2, lengthscale, seed=0)  # shared, every run
+    regions = SubRegions(2, P)
+    seeds = np.random.SeedSequence([run, 29]).generate_state(N + 1)
+    agents = [
+        FTSAgent(
+            phi,
+            LandmineObjective(*landmine_split(X, y)),
+            regions,
+            region=n % P,
+            n_init=n_init,
+            lam=lam,
+            server_prob="never" if server_kw is None else "1/t",
+            seed=int(seeds[n]),
+        )
+        for n, (X, y) in enumerate(fields)
+    ]
+    server = None
+    if server_kw is not None:
+        server = DPFTSServer(
+            np.arange(N) % P,
+            phi.n_features,
+            n_regions=P,
+            weight_schedule=(10, 30),
+            seed=int(seeds[-1]),
+            **server_kw,
+        )
+    runner = FederatedRunner(agents, server)
+    records = runner.run(n_iter)
+    scores = np.full((N, n_init + n_iter), np.nan)  # an agent skipped in a round ends in NaN
+    for n, agent in enumerate(runner.agents):
+        scores[n, : agent.y.size] = agent.y
+    best = np.fmax.accumulate(scores, axis=1)
+    delta = default_delta(N)
+    private = server is not None and server.private
+    stats = [r.server_stats for r in records if r.server_stats is not None]
+    return {
+        "setting": setting,
+        "features": features,
+        "run": run,
+        "N": N,
+        "n_init": n_init,
+        "n_iter": n_iter,
+        "lengthscale": lengthscale,
+        "lam": lam,
+        "best_auc": np.nanmean(best, axis=0).tolist(),
+        "final_per_agent": best[:, -1].tolist(),
+        "n_failed": sum(len(r.failed) for r in records),
+        "epsilon": runner.epsilon(delta) if private else None,
+        "delta": delta if private else None,
+        "n_releases": 0 if server is None else server.n_releases,
+        "selected": sum(s.n_selected for s in stats),
+        "clipped": sum(s.n_clipped for s in stats),
+        "used_server_fraction": float(np.mean([r.n_used_server / N for r in records[1:]])),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+@functools.cache
+def _landmine_epsilons(q: float, z: float, steps: int, delta: float) -> dict:
+    return _epsilons(q, z, steps, delta)
+
+
+def landmine(args: argparse.Namespace) -> dict:
+    """Sec. 5.2's landmine experiment: the runs of ``args`` not saved yet, then the summary
+    (``dai_landmine.json``) and the plot (``dai_landmine.png``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``settings`` (keys of ``LANDMINE_SETTINGS``), ``features`` (keys of
+        ``LANDMINE_FEATURES``), ``runs`` (run indices), ``fields`` (``N``), ``n_iter`` and
+        ``out`` (the results folder).
+
+    Returns
+    -------
+    dict
+        The summary written: per feature choice and setting, the mean curve of the best AUC
+        and its standard error over runs, the final best AUC, and for a private setting our
+        privacy loss beside the authors'.
+    """
+    n_init = 10
+    tag = f"N{args.fields}-T{args.n_iter}"
+    tasks = [
+        (
+            f"{name}-{features}-{run}-{tag}.json",
+            functools.partial(
+                run_landmine, name, features, run, n_fields=args.fields, n_iter=args.n_iter
+            ),
+        )
+        for run in args.runs
+        for features in args.features
+        for name in args.settings
+    ]
+    rows = harness.collect_runs(
+        harness.runs_dir(args.out, "dai_landmine"),
+        tasks,
+        describe=lambda r: f"{r['seconds']:.0f} s, best AUC {r['best_auc'][-1]:.4f}",
+    )
+    delta = default_delta(args.fields)
+    summary: dict[str, dict] = {}
+    for features in args.features:
+        summary[features] = {}
+        for name in args.settings:
+            mine = [r for r in rows if r["setting"] == name and r["features"] == features]
+            if not mine:
+                continue
+            mean, se = harness.mean_se([r["best_auc"] for r in mine], single=0.0)
+            P, server_kw = LANDMINE_SETTINGS[name]
+            entry = {
+                "P": P,
+                **(server_kw or {}),
+                "n_runs": len(mine),
+                "mean": mean.tolist(),
+                "se": se.tolist(),
+                "best_auc": float(mean[-1]),
+                "best_auc_se": float(se[-1]),
+                "best_auc_per_run": [r["best_auc"][-1] for r in mine],
+                "n_failed": sum(r["n_failed"] for r in mine),
+                "clipped_fraction": sum(r["clipped"] for r in mine)
+                / max(1, sum(r["selected"] for r in mine)),
+                "used_server_fraction": float(np.mean([r["used_server_fraction"] for r in mine])),
+                "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
+            }
+            if server_kw and "z" in server_kw:
+                steps = mine[0]["n_releases"]
+                entry["epsilon"] = {
+                    "tightest": mine[0]["epsilon"],  # the run's: the smaller of RDP and PLD
+                    **_landmine_epsilons(server_kw["q"], server_kw["z"], steps, delta),
+                    "steps": steps,
+                }
+                entry["paper_epsilon"] = LANDMINE_PAPER_EPSILON[name]
+            summary[features][name] = entry
+    out = {
+        "benchmark": "dai_landmine",
+        "N": args.fields,
+        "n_init": n_init,
+        "n_iter": args.n_iter,
+        "delta": delta,
+        "delta_rule": "1/N^1.1",
+        "features": {
+            name: {"M": LANDMINE_M, "lengthscale": ls, "lam": lam}
+            for name, (ls, lam) in LANDMINE_FEATURES.items()
+            if name in args.features
+        },
+        "summary": summary,
+    }
+    harness.write_json(args.out / "dai_landmine.json", out)
+    _plot_landmine(summary, n_init + args.n_iter, args.out / "dai_landmine.png")
+    print(
+        json.dumps(
+            {f: {k: round(v["best_auc"], 4) for k, v in s.items()} for f, s in summary.items()}
+        )
+    )
+    return out
+
+
+def _plot_landmine(summary: dict, n_evaluations: int, path: Path) -> None:
+    """Fig. 3a (privacy loss against 1 - AUC) and 3d (convergence), per feature choice."""
+    panels = [f for f in summary if summary[f]]
+    if not panels:
+        return
+    fig, axes = harness.panel_grid(2 * len(panels), 5.0, 3.6, ncols=2)
+    if fig is None:
+        return
+    for features, left, right in zip(panels, axes[::2], axes[1::2], strict=True):
+        entries = summary[features]
+        for name, entry in entries.items():
+            if "epsilon" not in entry:
+                continue
+            color = "tab:green" if name.startswith("z=") else "tab:red"
+            error = 1 - entry["best_auc"]
+            left.errorbar(
+                entry["epsilon"]["tightest"], error, yerr=entry["best_auc_se"], fmt="o", color=color
+            )
+            left.plot(entry["paper_epsilon"], error, "x", color=color, alpha=0.5)
+            left.annotate(name, (entry["epsilon"]["tightest"], error), fontsize=7)
+        for name, color in (("TS", "tab:blue"), ("FTS", "tab:orange"), ("FTS-DE", "black")):
+            if name in entries:
+                left.axhline(1 - entries[name]["best_auc"], color=color, ls="--", label=name)
+        left.set_xlabel("privacy loss epsilon (o: ours at delta = 1/N^1.1, x: authors')")
+        left.set_ylabel(f"1 - best validation AUC after {n_evaluations} evaluations")
+        left.set_title(f"{features} features (green: z at q=0.35, red: q at z=1)", fontsize=9)
+        left.legend(fontsize=7)
+        for name in ("TS", "FTS", "FTS-DE", "z=1", "z=4", "q=0.1"):
+            if name in entries:
+                mean, se = np.array(entries[name]["mean"]), np.array(entries[name]["se"])
+                harness.plot_band(right, 1 - mean, se, label=name)
+        right.set_xlabel("evaluations per agent (10 initial)")
+        right.set_ylabel("1 - best validation AUC")
+        right.set_yscale("log")
+        right.set_title(f"{features} features", fontsize=9)
+        right.legend(fontsize=7)
+    harness.save_figure(fig, path)
+
+
 def main(argv: list[str] | None = None) -> dict:
-    """Run a part (or, with ``--quick``, a tiny run of both); returns its summary."""
+    """Run a part (with ``--quick``, a tiny run of the landmine part or of the two others);
+    returns its summary."""
     parser = harness.make_parser(__doc__)
     sub = parser.add_subparsers(dest="part")
     p = sub.add_parser("synthetic")
@@ -463,7 +834,36 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--runs", nargs="+", type=int, default=list(range(5)))
     p.add_argument("--parties", type=int, default=20)
     p.add_argument("--n-iter", type=int, default=60)
+    p = sub.add_parser("landmine")
+    p.add_argument(
+        "--settings", nargs="+", default=list(LANDMINE_SETTINGS), choices=list(LANDMINE_SETTINGS)
+    )
+    p.add_argument(
+        "--features",
+        nargs="+",
+        default=list(LANDMINE_FEATURES),
+        choices=list(LANDMINE_FEATURES),
+        help="the shared features' lengthscale and lambda: ours (0.2, 0.01), authors' (0.01, 1e-6)",
+    )
+    p.add_argument(
+        "--runs", nargs="+", type=int, default=list(range(5)), help="run indices (default 0..4)"
+    )
+    p.add_argument("--fields", type=int, default=29, help="N, the first fields (1 to 29)")
+    p.add_argument("--n-iter", type=int, default=60)
     args = harness.parse(parser, argv)
+    if args.part == "landmine":
+        if args.quick:
+            args = argparse.Namespace(
+                settings=["TS", "FTS-DE", "z=1"],
+                features=list(LANDMINE_FEATURES),
+                runs=[0],
+                fields=4,
+                n_iter=3,
+                out=args.out,
+            )
+        elif not 1 <= args.fields <= 29:
+            parser.error(f"--fields must be in 1..29 (the landmine fields), got {args.fields}")
+        return landmine(args)
     if args.quick:
         svm(
             argparse.Namespace(
@@ -476,7 +876,7 @@ def main(argv: list[str] | None = None) -> dict:
             )
         )
     if args.part is None:
-        parser.error("choose a part: synthetic or svm")
+        parser.error("choose a part: synthetic, svm or landmine")
     return {"synthetic": synthetic, "svm": svm}[args.part](args)
 
 
