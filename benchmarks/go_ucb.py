@@ -75,7 +75,25 @@ from privtune.parametric import TwoLayerNetwork
 from privtune.presets import PRESETS, estimator_for
 from privtune.tuning import make_optimizer
 
-METHODS = ["go-ucb", "go-ucb-first-order", "go-ucb-d1", "gp-ucb", "gp-ei", "gp-pi", "random"]
+#: GO-UCB with the changes tried against the vertex pathology (``vertex``): keyword arguments
+#: of :class:`~privtune.optimizers.GOUCB` on top of its defaults. ``step_bound = 0.1`` and
+#: ``refit_every = 8`` were set before any run, not tuned.
+GO_VARIANTS: dict[str, dict[str, Any]] = {
+    "go-ucb-observed": {"ascent_starts": "observed"},
+    "go-ucb-local": {"ascent_starts": "observed", "step_bound": 0.1},
+    "go-ucb-refit": {"refit_every": 8},
+    "go-ucb-local-refit": {"ascent_starts": "observed", "step_bound": 0.1, "refit_every": 8},
+}
+METHODS = [
+    "go-ucb",
+    "go-ucb-first-order",
+    "go-ucb-d1",
+    *GO_VARIANTS,
+    "gp-ucb",
+    "gp-ei",
+    "gp-pi",
+    "random",
+]
 NOISE_SD = 0.01  # App. D.1
 
 
@@ -162,7 +180,8 @@ def make_method(
     if method == "go-ucb-d1":
         return PaperD1GOUCB(dim, n_explore=n, horizon=T, seed=seed, snap=snap)
     if method.startswith("go-ucb"):
-        kwargs = {"n_explore": n, "horizon": T, "seed": seed, "snap": snap, **go_kwargs}
+        kwargs = {"n_explore": n, "horizon": T, "seed": seed, "snap": snap}
+        kwargs |= GO_VARIANTS.get(method, {}) | go_kwargs
         if method == "go-ucb-first-order":
             kwargs["solver"] = "first-order"
         return GOUCB(dim, **kwargs)
@@ -270,8 +289,16 @@ def synthetic_run(name: str, method: str, seed: int, scale: float = 1.0) -> dict
         "n": n,
         "T": T,
         "cumulative_regret": np.cumsum(hi - f_true).tolist(),
+        "phase2_at_bounds": at_bounds(np.array(points)[n:]),
         "seconds": time.perf_counter() - t0,
     }
+
+
+def at_bounds(U: np.ndarray, tol: float = 1e-6) -> float:
+    """The fraction of the coordinates of the points ``U`` (rows, in the cube) within ``tol``
+    of 0 or 1: how often a method proposes the cube's faces and vertices."""
+    U = np.asarray(U, dtype=float)
+    return float(np.mean((U <= tol) | (U >= 1.0 - tol))) if U.size else 0.0
 
 
 def _regret_summary(curves: list[list[float]]) -> dict:
@@ -305,8 +332,10 @@ def synthetic(args: argparse.Namespace) -> dict:
     for name in args.functions:
         for method in args.methods:
             mine = [r for r in runs if r["function"] == name and r["method"] == method]
+            bounds = [r["phase2_at_bounds"] for r in mine if "phase2_at_bounds" in r]
             summary.setdefault(name, {})[method] = {
                 **_regret_summary([r["cumulative_regret"] for r in mine]),
+                "phase2_at_bounds": float(np.mean(bounds)) if bounds else None,
                 "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
             }
     out = {"benchmark": "go_ucb_synthetic", "seeds": list(args.seeds), "summary": summary}
@@ -595,7 +624,7 @@ def tuning(args: argparse.Namespace) -> dict | None:
     summary: dict = {}
     for model, dataset in itertools.product(TUNING_MODELS, TUNING_DATASETS):
         task = f"{model}|{dataset}"
-        for method in TUNING_METHODS:
+        for method in [m for m in METHODS if m in TUNING_METHODS or m in GO_VARIANTS]:
             mine = [
                 r
                 for r in rows
@@ -622,7 +651,7 @@ def tuning(args: argparse.Namespace) -> dict | None:
 
 
 def _tuning_markdown(summary: dict) -> str:
-    methods = [m for m in TUNING_METHODS if any(m in v for v in summary.values())]
+    methods = [m for m in METHODS if any(m in v for v in summary.values())]
     lines = [
         "Cumulative regret after n + T rounds (accuracy units), mean ± Wald 95% over folds;"
         " best accuracy found, mean over folds.",

@@ -140,6 +140,10 @@ def test_defaults_follow_theorem_4_1_and_appendix_d1():
         ({"beta": 0.0}, "beta must be a finite float > 0"),
         ({"acquisition": "thompson"}, "acquisition must be one of"),
         ({"F": math.inf}, "F must be a finite float > 0"),
+        ({"ascent_starts": "best"}, "ascent_starts must be one of"),
+        ({"step_bound": 0.0}, "step_bound must be a finite float > 0"),
+        ({"refit_every": 0}, "refit_every must be an integer >= 1"),
+        ({"solver": "first-order", "step_bound": 0.1}, "configure the joint ascent"),
     ],
 )
 def test_bad_parameters_name_themselves(kwargs, match):
@@ -193,6 +197,38 @@ def test_sigma_and_w_hat_follow_eqs_3_to_5():
     f_i = np.array(targets) - np.einsum("ij,ij->i", G, np.array(w_hats))
     grad4 = 3.0 * (opt.w_hat - opt.w0) + G.T @ (r - f_i)
     np.testing.assert_allclose(grad4, 0.0, atol=1e-8)
+
+
+def test_observed_starts_and_a_step_bound_keep_proposals_near_the_best_told_points():
+    opt = GOUCB(3, n_explore=5, horizon=20, ascent_starts="observed", step_bound=0.05, seed=2)
+    for _ in range(5):
+        x = opt.ask()
+        opt.tell(x, _quadratic(x))
+    for _ in range(6):
+        x = opt.ask()
+        # within 0.05 of one of the told points the ascent started from (its best ones)
+        assert np.min(np.max(np.abs(opt.X - x), axis=1)) <= 0.05 + 1e-12
+        opt.tell(x, _quadratic(x))
+
+
+def test_refit_restarts_eqs_3_to_5_from_a_new_oracle_fit():
+    opt = GOUCB(2, n_explore=4, horizon=16, lam=3.0, refit_every=3, seed=1)
+    w0_first = None
+    for _ in range(10):
+        x = opt.ask()
+        opt.tell(x, _quadratic(x))
+        if opt.t == 4:
+            w0_first = opt.w0.copy()
+    # refits after Phase II rounds 3 and 6 (t = 7 and 10): the last one saw every reward
+    assert not np.allclose(opt.w0, w0_first)
+    X2, y2 = opt.X[4:], opt.y[4:]
+    G = opt.model.grad_w(X2, opt.w0)
+    Sigma = 3.0 * np.eye(opt.model.n_params) + G.T @ G  # eq. 3 at the new w_hat_0
+    np.testing.assert_allclose(opt.Sigma, Sigma, rtol=1e-6, atol=1e-6)
+    b = G.T @ (G @ opt.w0 + y2 - opt.model.value(X2, opt.w0))
+    np.testing.assert_allclose(opt.w_hat, np.linalg.solve(Sigma, b + 3.0 * opt.w0), atol=1e-8)
+    # the oracle's fit is a least-squares fit of all ten rewards
+    assert np.max(np.abs(opt.model.value(opt.X, opt.w0) - opt.y)) < 1e-2
 
 
 def test_first_order_ucb_is_the_exact_inner_maximum_for_a_linear_family():

@@ -43,6 +43,9 @@ __all__ = ["GOUCB"]
 
 #: How step 5 (the optimistic maximisation over ``x`` and ``w``) is solved.
 SOLVERS = ("first-order", "joint")
+#: Where the joint ascent starts: the best raw samples of the first-order UCB, or the told
+#: points with the highest rewards.
+ASCENT_STARTS = ("ucb", "observed")
 
 
 class GOUCB(BaseOptimizer):
@@ -125,6 +128,20 @@ class GOUCB(BaseOptimizer):
         Adam steps of the joint ascent.
     ascent_lr : float, default=0.02
         Adam step size for ``x`` (cube units); ``v`` uses ``ascent_lr * sqrt(beta_t)``.
+    ascent_starts : {"ucb", "observed"}, default="ucb"
+        Where the joint ascent starts: ``"ucb"``, the best raw samples of the first-order UCB
+        (with perturbations of the best told points); ``"observed"``, the ``n_ascent_starts``
+        told points with the highest told rewards (Phase I's points at first). The paper
+        does not say where its ascent starts.
+    step_bound : float, optional
+        Keeps the joint ascent within ``step_bound`` (cube units, per coordinate) of its start:
+        step 5 solved over a box around each start instead of the whole cube. ``None`` (the
+        default): the whole cube, as Algorithm 1 writes it.
+    refit_every : int, optional
+        Every ``refit_every`` Phase II rounds, call the regression oracle again on all told
+        rewards and restart eqs. 3-5 from that fit: ``w_hat_0`` becomes the new fit and
+        ``Sigma_t``, ``w_hat_t`` are rebuilt from the Phase II rounds' gradients at it.
+        ``None`` (the default): the oracle runs once, after Phase I, as in Algorithm 1.
     epsilon : float, optional
         The curator's epsilon when rewards are privatized (recorded; the algorithm is the same).
     seed : int, optional
@@ -171,6 +188,9 @@ class GOUCB(BaseOptimizer):
         n_ascent_starts: int = 8,
         n_ascent_steps: int = 200,
         ascent_lr: float = 0.02,
+        ascent_starts: str = "ucb",
+        step_bound: float | None = None,
+        refit_every: int | None = None,
         epsilon: float | None = None,
         seed: int | None = None,
         snap: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -216,6 +236,18 @@ class GOUCB(BaseOptimizer):
         self.n_ascent_starts = check_int("n_ascent_starts", n_ascent_starts)
         self.n_ascent_steps = check_int("n_ascent_steps", n_ascent_steps, 0)
         self.ascent_lr = _check_positive("ascent_lr", ascent_lr)
+        if ascent_starts not in ASCENT_STARTS:
+            raise ValueError(
+                f"ascent_starts must be one of {list(ASCENT_STARTS)}, got {ascent_starts!r}."
+            )
+        self.ascent_starts = ascent_starts
+        self.step_bound = None if step_bound is None else _check_positive("step_bound", step_bound)
+        self.refit_every = None if refit_every is None else check_int("refit_every", refit_every)
+        if solver == "first-order" and (ascent_starts != "ucb" or step_bound is not None):
+            raise ValueError(
+                'ascent_starts and step_bound configure the joint ascent (solver="joint"); '
+                'solver="first-order" has no ascent to start or bound.'
+            )
         p = self.model.n_params
         self.w0: np.ndarray | None = None  # w_hat_0, set when Phase I ends
         self.w_hat: np.ndarray | None = None  # w_hat_t for the next round
@@ -318,6 +350,9 @@ class GOUCB(BaseOptimizer):
             self.w_hat = self.w0.copy()
             self._interim = None
             return
+        if self.refit_every is not None and (t - self.n_explore) % self.refit_every == 0:
+            self._refit(t)
+            return
         w = self.w_hat
         assert w is not None and self.w0 is not None
         g = self.model.grad_w(x[None, :], w)[0]
@@ -326,6 +361,19 @@ class GOUCB(BaseOptimizer):
         Sg = self._Sigma_inv @ g
         self._Sigma_inv -= np.outer(Sg, Sg) / (1.0 + float(g @ Sg))
         self._Sigma_inv = 0.5 * (self._Sigma_inv + self._Sigma_inv.T)
+        self.w_hat = self._Sigma_inv @ (self._b + self.lam * self.w0)
+
+    def _refit(self, t: int) -> None:
+        """The regression oracle on all ``t`` told rewards, then eqs. 3-5 rebuilt around it:
+        ``Sigma = lam I + sum_i g_i g_i^T`` and ``b = sum_i g_i (g_i^T w_0 + y_i - f_i(w_0))``
+        over the Phase II rounds, every ``g_i`` at the new ``w_hat_0``."""
+        self.w0 = self.fit_oracle(self.X, self.y, self._stream(2, t))
+        X2, y2 = self.X[self.n_explore :], self.y[self.n_explore :]
+        G = self.model.grad_w(X2, self.w0)
+        r = y2 - self.model.value(X2, self.w0)
+        self._Sigma_inv = np.linalg.inv(self.lam * np.eye(G.shape[1]) + G.T @ G)
+        self._Sigma_inv = 0.5 * (self._Sigma_inv + self._Sigma_inv.T)
+        self._b = G.T @ (G @ self.w0 + r)
         self.w_hat = self._Sigma_inv @ (self._b + self.lam * self.w0)
 
     def _current_w(self) -> np.ndarray:
@@ -404,7 +452,11 @@ class GOUCB(BaseOptimizer):
         """
         model = self.model
         L = linalg.cholesky(S + 1e-12 * np.eye(S.shape[0]), lower=True)
-        if C is None:
+        if C is not None:
+            starts = C
+        elif self.ascent_starts == "observed":
+            starts = self.X[np.argsort(-self.y, kind="stable")[: self.n_ascent_starts]]
+        else:
             raw = self._rng.random((self.n_raw_samples, self.dim))
             anchors = self._anchors()
             if anchors is not None:
@@ -412,9 +464,12 @@ class GOUCB(BaseOptimizer):
             if self.snap is not None:
                 raw = self.snap(raw)
             starts = raw[np.argsort(-ucb(raw))[: self.n_ascent_starts]]
-        else:
-            starts = C
         X = starts.copy()
+        if self.step_bound is None:
+            lo, hi = 0.0, 1.0
+        else:
+            lo = np.clip(starts - self.step_bound, 0.0, 1.0)
+            hi = np.clip(starts + self.step_bound, 0.0, 1.0)
         GL = model.grad_w(X, w_hat) @ L  # rows: (L^T g)^T
         norms = np.linalg.norm(GL, axis=1, keepdims=True)
         V = root_beta * GL / np.where(norms > 0, norms, 1.0)
@@ -438,7 +493,7 @@ class GOUCB(BaseOptimizer):
                 mx = b1 * mx + (1 - b1) * gx
                 vx = b2 * vx + (1 - b2) * gx**2
                 X = X + lr_x * (mx / (1 - b1**k)) / (np.sqrt(vx / (1 - b2**k)) + eps)
-                X = np.clip(X, 0.0, 1.0)
+                X = np.clip(X, lo, hi)
             val = model.value(X, w_hat + V @ L.T)
             better = val > best_val
             best_X[better], best_V[better], best_val[better] = X[better], V[better], val[better]
