@@ -203,7 +203,8 @@ def plot(results: dict, path: Path) -> None:
     """The mean cumulative-regret curves, one panel per setting.
 
     A curve is plotted against its ``curve_rounds`` when it has them (every round otherwise),
-    and a setting's ``panel``, when given, names the paper's figure in the title.
+    and a setting's ``panel``, when given, names the paper's figure in the title. Every
+    algorithm keeps its colour in every panel.
     """
     keys = list(results["settings"])
     fig, axes = harness.panel_grid(len(keys), 4.2, 3.4)
@@ -211,9 +212,13 @@ def plot(results: dict, path: Path) -> None:
         return
     for ax, key in zip(axes, keys, strict=True):
         setting = results["settings"][key]
-        for alg, entry in setting["algorithms"].items():
+        algorithms = setting["algorithms"]
+        order = list(ALGORITHMS)
+        for alg in sorted(algorithms, key=lambda a: order.index(a) if a in order else len(order)):
+            entry = algorithms[alg]
             rounds = entry.get("curve_rounds") or np.arange(1, len(entry["curve_mean"]) + 1)
-            ax.plot(rounds, entry["curve_mean"], label=alg)
+            color = f"C{order.index(alg)}" if alg in order else None
+            ax.plot(rounds, entry["curve_mean"], label=alg, color=color)
         panel = setting.get("panel")
         ax.set_title(key if panel is None else f"{key} (paper: {panel})", fontsize=9)
         ax.set_xlabel("t")
