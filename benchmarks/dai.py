@@ -682,10 +682,6 @@ def run_landmine(
 
 
 @functools.cache
-def _landmine_epsilons(q: float, z: float, steps: int, delta: float) -> dict:
-    return _epsilons(q, z, steps, delta)
-
-
 def landmine(args: argparse.Namespace) -> dict:
     """Sec. 5.2's landmine experiment: the runs of ``args`` not saved yet, then the summary
     (``dai_landmine.json``) and the plot (``dai_landmine.png``).
@@ -751,7 +747,7 @@ def landmine(args: argparse.Namespace) -> dict:
                 steps = mine[0]["n_releases"]
                 entry["epsilon"] = {
                     "tightest": mine[0]["epsilon"],  # the run's: the smaller of RDP and PLD
-                    **_landmine_epsilons(server_kw["q"], server_kw["z"], steps, delta),
+                    **_epsilons(server_kw["q"], server_kw["z"], steps, delta),
                     "steps": steps,
                 }
                 entry["paper_epsilon"] = LANDMINE_PAPER_EPSILON[name]
