@@ -436,8 +436,20 @@ def normalized(name: str, U: np.ndarray) -> np.ndarray:
     return (spec["f"](X) - spec["f_min"]) / (spec["f_max"] - spec["f_min"])
 
 
+#: Table 1's learners: ``paper`` (Theorem 1's width times the calibrated ``beta_scale``,
+#: ``lam = 1``) and ``code`` (what the authors' notebook teaches: ``lam = 100`` and its own
+#: width, :class:`CodeQFFGPUCB`, times 0.1 without privacy and 0.01 with JDP).
+TABLE1_LEARNERS = ("paper", "code")
+
+
 def run_table1(
-    function: str, setting: str, trial: int, T: int, n_raw: int, every: int = 50
+    function: str,
+    setting: str,
+    trial: int,
+    T: int,
+    n_raw: int,
+    every: int = 50,
+    learner: str = "paper",
 ) -> dict:
     """One run of Table 1: ``T`` rounds of ``setting`` on ``function``.
 
@@ -455,6 +467,8 @@ def run_table1(
         Uniform raw samples of the acquisition's search per round.
     every : int, default=50
         The cumulative regret is stored every ``every`` rounds and at ``T``.
+    learner : {"paper", "code"}, default="paper"
+        A key of :data:`TABLE1_LEARNERS`.
 
     Returns
     -------
@@ -471,7 +485,12 @@ def run_table1(
         kwargs = {}
         if privacy is not None:
             kwargs = {"privacy": "jdp", "alpha": privacy, "privacy_beta": 0.1, "noise_seed": trial}
-        opt = QFFGPUCB(
+        cls = QFFGPUCB
+        if learner == "code":
+            cls = CodeQFFGPUCB
+            multiplier = CODE_MULTIPLIERS["non-private" if privacy is None else "jdp"]
+            kwargs |= {"lam": ENV_LAM, "beta_scale": multiplier, "zeta": ENV_DELTA}
+        opt = cls(
             d,
             m_bar=spec["m_bar"],
             additive=spec["additive"],
@@ -501,6 +520,7 @@ def run_table1(
     return {
         "function": function,
         "setting": setting,
+        "learner": learner,
         "trial": trial,
         "T": T,
         "n_raw_samples": n_raw,
@@ -517,16 +537,20 @@ def run_table1(
 
 def table1(args: argparse.Namespace) -> dict:
     """Table 1: every (function, setting, trial) run not on disk, then the summary and plot."""
+    learner = getattr(args, "learner", "paper")
+    name = "dubey_table1" if learner == "paper" else f"dubey_table1_{learner}"
     tasks = [
         (
             f"{function}-{setting}-{trial}-T{args.T}.json",
-            functools.partial(run_table1, function, setting, trial, args.T, args.n_raw),
+            functools.partial(
+                run_table1, function, setting, trial, args.T, args.n_raw, learner=learner
+            ),
         )
         for trial in args.trials
         for function in args.functions
         for setting in args.settings
     ]
-    rows = harness.collect_runs(harness.runs_dir(args.out, "dubey_table1"), tasks, _describe)
+    rows = harness.collect_runs(harness.runs_dir(args.out, name), tasks, _describe)
     summary: dict = {}
     for function in args.functions:
         for setting in args.settings:
@@ -554,7 +578,8 @@ def table1(args: argparse.Namespace) -> dict:
                 "se": se.tolist(),
             }
     out = {
-        "benchmark": "dubey_table1",
+        "benchmark": name,
+        "learner": learner,
         "T": args.T,
         "n_raw_samples": args.n_raw,
         "lengthscales": {f: FUNCTIONS[f]["lengthscale"] for f in args.functions},
@@ -562,8 +587,8 @@ def table1(args: argparse.Namespace) -> dict:
         "ranges": {f: [FUNCTIONS[f]["f_min"], FUNCTIONS[f]["f_max"]] for f in args.functions},
         "summary": summary,
     }
-    harness.write_json(args.out / "dubey_table1.json", out)
-    _plot_table1(summary, args.T, args.out / "dubey_table1.png")
+    harness.write_json(args.out / f"{name}.json", out)
+    _plot_table1(summary, args.T, args.out / f"{name}.png")
     print(
         json.dumps(
             {
@@ -1049,6 +1074,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--trials", nargs="+", type=int, default=list(range(10)))
     p.add_argument("--T", type=int, default=10_000)
     p.add_argument("--n-raw", type=int, default=128)
+    p.add_argument(
+        "--learner",
+        choices=TABLE1_LEARNERS,
+        default="paper",
+        help="code: lam = 100 and the notebook's width (written to dubey_table1_code.*)",
+    )
     p = sub.add_parser("timing")
     p.add_argument("--m", nargs="+", type=int, default=[64, 256, 1024])
     p.add_argument("--history", type=int, default=1000)
@@ -1075,16 +1106,18 @@ def main(argv: list[str] | None = None) -> dict:
             settings=["non-private", "alpha=1"], trials=[0, 1], T=16, m_bar=12, out=args.out
         )
         timing(argparse.Namespace(m=[8], history=10, out=args.out))
-        table1(
-            argparse.Namespace(
-                functions=list(FUNCTIONS),
-                settings=["non-private", "alpha=1"],
-                trials=[0],
-                T=20,
-                n_raw=32,
-                out=args.out,
+        for learner in TABLE1_LEARNERS:
+            table1(
+                argparse.Namespace(
+                    functions=list(FUNCTIONS),
+                    settings=["non-private", "alpha=1"],
+                    trials=[0],
+                    T=20,
+                    n_raw=32,
+                    learner=learner,
+                    out=args.out,
+                )
             )
-        )
         return synthetic(quick)
     if args.part is None:
         parser.error("choose a part: synthetic, calibrate, timing, table1 or environment")

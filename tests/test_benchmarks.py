@@ -302,6 +302,12 @@ def test_dubey_quick_mode_runs_and_summarizes(tmp_path):
     assert set(table1) == {"camel", "styb", "mw"}
     assert (quick / "dubey_table1.png").stat().st_size > 0
     assert len(list((quick / "dubey_table1" / "runs").glob("*.json"))) == 6
+    # the same table with the learner of the authors' notebook (lam = 100, its width)
+    code = json.loads((quick / "dubey_table1_code.json").read_text())
+    assert code["learner"] == "code" and set(code["summary"]) == set(table1)
+    runs = [json.loads(p.read_text()) for p in (quick / "dubey_table1_code" / "runs").glob("*")]
+    assert len(runs) == 6
+    assert {r["beta_scale"] for r in runs} == {0.1, 0.01}
     for function, cells in table1.items():
         assert set(cells) == {"non-private", "alpha=1"}
         for setting, entry in cells.items():
