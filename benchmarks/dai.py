@@ -681,7 +681,6 @@ def run_landmine(
     }
 
 
-@functools.cache
 def landmine(args: argparse.Namespace) -> dict:
     """Sec. 5.2's landmine experiment: the runs of ``args`` not saved yet, then the summary
     (``dai_landmine.json``) and the plot (``dai_landmine.png``).
