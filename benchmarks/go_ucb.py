@@ -349,6 +349,13 @@ def synthetic(args: argparse.Namespace) -> dict:
     return out
 
 
+#: One colour per method in every panel: the ten methods take matplotlib's ten cycle colours,
+#: random search is black.
+METHOD_COLOURS = {m: f"C{i}" for i, m in enumerate(m for m in METHODS if m != "random")} | {
+    "random": "black"
+}
+
+
 def _plot_curves(summary: dict, path: Path, ylabel: str) -> None:
     keys = list(summary)
     fig, axes = harness.panel_grid(len(keys), 4.2, 3.2)
@@ -356,7 +363,8 @@ def _plot_curves(summary: dict, path: Path, ylabel: str) -> None:
         return
     for ax, key in zip(axes, keys, strict=True):
         for method, v in summary[key].items():
-            harness.plot_band(ax, v["mean"], v["wald95"], alpha=0.15, label=method)
+            colour = METHOD_COLOURS.get(method)
+            harness.plot_band(ax, v["mean"], v["wald95"], alpha=0.15, label=method, color=colour)
         ax.set_title(key.replace("|", " / "), fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel(ylabel)
