@@ -44,7 +44,8 @@ shared random Fourier features, ``1 - p_t = 1/t`` (the first round after the ini
 uses the server's vectors), ``P = 4`` (the square cut in 2 x 2, agent ``n`` in sub-region
 ``n mod 4``), ``S = 22``, and the weights' schedule ``(hold, decay) = (10, 30)``: ``a_t = 16``
 for 10 rounds, then linearly down to ``b = 1`` over 30. Settings: TS (each agent alone, its
-initial points in the whole square), FTS (``P = 1``), FTS-DE (``P = 4``), without privacy, and
+initial points in the whole square), FTS (``P = 1``), FTS-DE (``P = 4``), without privacy,
+random search (each agent alone, 70 uniform points; one run serves both feature choices), and
 DP-FTS-DE on the paper's grid (``z = 1, 1.6, 2, 3, 4`` at ``q = 0.35``; ``q = 0.1, 0.15, 0.2,
 0.25`` at ``z = 1``). Two choices of the shared features (``--features``): ``ours``, the
 library's defaults (lengthscale 0.2 on the unit square, ``lambda = 0.01``, as on the digits),
@@ -60,7 +61,7 @@ Usage::
 
     python -m benchmarks.dai synthetic      # 70 runs, resumable; dai_synthetic.json/.png
     python -m benchmarks.dai svm            # 70 runs, resumable; dai_svm.json/.png
-    python -m benchmarks.dai landmine       # 2 x 12 x 5 runs, resumable; dai_landmine.json/.png
+    python -m benchmarks.dai landmine       # 125 runs, resumable; dai_landmine.json/.png
     python -m benchmarks.dai landmine --features authors --runs 5 6 7 8 9
     python -m benchmarks.dai --quick        # tiny synthetic and svm (tests)
     python -m benchmarks.dai --quick landmine   # tiny landmine (tests)
@@ -681,6 +682,56 @@ def run_landmine(
     }
 
 
+def run_landmine_random(run: int, n_fields: int = 29, n_iter: int = 60, n_init: int = 10) -> dict:
+    """One run of random search on the landmine fields: each agent alone, uniform points.
+
+    Each agent evaluates ``n_init + n_iter`` uniform points of the unit square, nothing shared,
+    so nothing is released: the baseline a field that tunes alone without a model would use.
+
+    Parameters
+    ----------
+    run : int
+        The seed of the agents' points.
+    n_fields : int, default=29
+        ``N``: the agents are the first ``n_fields`` fields.
+    n_iter, n_init : int, default=60 and 10
+        Together, the evaluations per agent.
+
+    Returns
+    -------
+    dict
+        The keys of :func:`run_landmine`'s result, with ``setting = "random"`` and
+        ``features = None``.
+    """
+    t0 = time.perf_counter()
+    fields = landmine_fields()[:n_fields]
+    N, n = len(fields), n_init + n_iter
+    rng = np.random.default_rng([run, 29, 1])
+    scores = np.empty((N, n))
+    for i, (X, y) in enumerate(fields):
+        objective = LandmineObjective(*landmine_split(X, y))
+        scores[i] = [objective(u) for u in rng.random((n, 2))]
+    best = np.maximum.accumulate(scores, axis=1)
+    return {
+        "setting": "random",
+        "features": None,
+        "run": run,
+        "N": N,
+        "n_init": n_init,
+        "n_iter": n_iter,
+        "best_auc": best.mean(axis=0).tolist(),
+        "final_per_agent": best[:, -1].tolist(),
+        "n_failed": 0,
+        "epsilon": None,
+        "delta": None,
+        "n_releases": 0,
+        "selected": 0,
+        "clipped": 0,
+        "used_server_fraction": 0.0,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
 def landmine(args: argparse.Namespace) -> dict:
     """Sec. 5.2's landmine experiment: the runs of ``args`` not saved yet, then the summary
     (``dai_landmine.json``) and the plot (``dai_landmine.png``).
@@ -711,7 +762,18 @@ def landmine(args: argparse.Namespace) -> dict:
         for run in args.runs
         for features in args.features
         for name in args.settings
+        if name != "random"
     ]
+    if "random" in args.settings:  # one run serves both feature choices
+        tasks += [
+            (
+                f"random-{run}-{tag}.json",
+                functools.partial(
+                    run_landmine_random, run, n_fields=args.fields, n_iter=args.n_iter
+                ),
+            )
+            for run in args.runs
+        ]
     rows = harness.collect_runs(
         harness.runs_dir(args.out, "dai_landmine"),
         tasks,
@@ -722,11 +784,11 @@ def landmine(args: argparse.Namespace) -> dict:
     for features in args.features:
         summary[features] = {}
         for name in args.settings:
-            mine = [r for r in rows if r["setting"] == name and r["features"] == features]
+            mine = [r for r in rows if r["setting"] == name and r["features"] in (features, None)]
             if not mine:
                 continue
             mean, se = harness.mean_se([r["best_auc"] for r in mine], single=0.0)
-            P, server_kw = LANDMINE_SETTINGS[name]
+            P, server_kw = LANDMINE_SETTINGS.get(name, (None, None))
             entry = {
                 "P": P,
                 **(server_kw or {}),
@@ -795,14 +857,20 @@ def _plot_landmine(summary: dict, n_evaluations: int, path: Path) -> None:
             )
             left.plot(entry["paper_epsilon"], error, "x", color=color, alpha=0.5)
             left.annotate(name, (entry["epsilon"]["tightest"], error), fontsize=7)
-        for name, color in (("TS", "tab:blue"), ("FTS", "tab:orange"), ("FTS-DE", "black")):
+        baselines = (
+            ("random", "grey"),
+            ("TS", "tab:blue"),
+            ("FTS", "tab:orange"),
+            ("FTS-DE", "black"),
+        )
+        for name, color in baselines:
             if name in entries:
                 left.axhline(1 - entries[name]["best_auc"], color=color, ls="--", label=name)
         left.set_xlabel("privacy loss epsilon (o: ours at delta = 1/N^1.1, x: authors')")
         left.set_ylabel(f"1 - best validation AUC after {n_evaluations} evaluations")
         left.set_title(f"{features} features (green: z at q=0.35, red: q at z=1)", fontsize=9)
         left.legend(fontsize=7)
-        for name in ("TS", "FTS", "FTS-DE", "z=1", "z=4", "q=0.1"):
+        for name in ("random", "TS", "FTS", "FTS-DE", "z=1", "z=4", "q=0.1"):
             if name in entries:
                 mean, se = np.array(entries[name]["mean"]), np.array(entries[name]["se"])
                 harness.plot_band(right, 1 - mean, se, label=name)
@@ -830,8 +898,13 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--parties", type=int, default=20)
     p.add_argument("--n-iter", type=int, default=60)
     p = sub.add_parser("landmine")
+    landmine_settings = ["random", *LANDMINE_SETTINGS]
     p.add_argument(
-        "--settings", nargs="+", default=list(LANDMINE_SETTINGS), choices=list(LANDMINE_SETTINGS)
+        "--settings",
+        nargs="+",
+        default=landmine_settings,
+        choices=landmine_settings,
+        help="random: each agent alone with uniform points (one run serves both --features)",
     )
     p.add_argument(
         "--features",
@@ -849,7 +922,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.part == "landmine":
         if args.quick:
             args = argparse.Namespace(
-                settings=["TS", "FTS-DE", "z=1"],
+                settings=["random", "TS", "FTS-DE", "z=1"],
                 features=list(LANDMINE_FEATURES),
                 runs=[0],
                 fields=4,

@@ -47,9 +47,10 @@ def test_landmine_quick_mode_runs_every_setting_and_accounts_the_private_ones(tm
 
     out = dai.main(["--out", str(tmp_path), "--quick", "landmine"])
     quick = tmp_path / "quick"
-    settings, features = {"TS", "FTS-DE", "z=1"}, {"ours", "authors"}
+    settings, features = {"random", "TS", "FTS-DE", "z=1"}, {"ours", "authors"}
     runs = sorted((quick / "dai_landmine" / "runs").glob("*.json"))
-    assert len(runs) == len(settings) * len(features)
+    # random search does not use the shared features: one run serves both choices
+    assert len(runs) == (len(settings) - 1) * len(features) + 1
     saved = json.loads((quick / "dai_landmine.json").read_text())
     assert saved["summary"] == out["summary"]
     assert math.isclose(saved["delta"], 4**-1.1) and saved["delta_rule"] == "1/N^1.1"
@@ -57,6 +58,7 @@ def test_landmine_quick_mode_runs_every_setting_and_accounts_the_private_ones(tm
     assert set(out["summary"]) == features
     for name, (ls, lam) in dai.LANDMINE_FEATURES.items():
         assert out["features"][name] == {"M": 100, "lengthscale": ls, "lam": lam}
+    assert out["summary"]["ours"]["random"] == out["summary"]["authors"]["random"]
     for entries in out["summary"].values():
         assert set(entries) == settings
         for name, entry in entries.items():
