@@ -870,10 +870,11 @@ def _plot_landmine(summary: dict, n_evaluations: int, path: Path) -> None:
         left.set_ylabel(f"1 - best validation AUC after {n_evaluations} evaluations")
         left.set_title(f"{features} features (green: z at q=0.35, red: q at z=1)", fontsize=9)
         left.legend(fontsize=7)
-        for name in ("random", "TS", "FTS", "FTS-DE", "z=1", "z=4", "q=0.1"):
+        curves = {**dict(baselines), "z=1": "tab:green", "z=4": "tab:olive", "q=0.1": "tab:red"}
+        for name, color in curves.items():
             if name in entries:
                 mean, se = np.array(entries[name]["mean"]), np.array(entries[name]["se"])
-                harness.plot_band(right, 1 - mean, se, label=name)
+                harness.plot_band(right, 1 - mean, se, label=name, color=color)
         right.set_xlabel("evaluations per agent (10 initial)")
         right.set_ylabel("1 - best validation AUC")
         right.set_yscale("log")
