@@ -537,7 +537,7 @@ def run_table1(
 
 def table1(args: argparse.Namespace) -> dict:
     """Table 1: every (function, setting, trial) run not on disk, then the summary and plot."""
-    learner = getattr(args, "learner", "paper")
+    learner = args.learner
     name = "dubey_table1" if learner == "paper" else f"dubey_table1_{learner}"
     tasks = [
         (
