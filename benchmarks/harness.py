@@ -231,9 +231,9 @@ def collect_runs(
     -------
     list of dict
         The saved runs, in the order of ``runs``: those computed here, those saved before, and
-        not those another process is computing.
+        not those another process is computing (their names are printed on stderr).
     """
-    rows = []
+    rows, elsewhere = [], []
     for name, compute in runs:
         path = folder / name
         result = run_missing(path, compute)
@@ -242,6 +242,15 @@ def collect_runs(
             print(f"{path.name}: {line}", file=sys.stderr, flush=True)
         if path.exists():
             rows.append(json.loads(path.read_text()))
+        else:
+            elsewhere.append(name)
+    if elsewhere:
+        print(
+            f"{len(elsewhere)} run(s) are being computed by another process and are left out "
+            f"({', '.join(elsewhere)}); summarize again when it has finished.",
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 

@@ -2,6 +2,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -181,6 +182,19 @@ def test_benchmark_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
     )
     run.with_suffix(".claim").write_text(dead.stdout.strip())  # a killed run's claim
     assert harness.claim(run)
+
+
+def test_collect_runs_names_the_runs_another_process_is_computing(tmp_path, capsys):
+    from benchmarks import harness
+
+    (tmp_path / "b.claim").write_text(str(os.getppid()))  # a live process owns b
+    rows = harness.collect_runs(
+        tmp_path, [(n, lambda n=n: {"run": n, "seconds": 0.0}) for n in ("a.json", "b.json")]
+    )
+    assert rows == [{"run": "a.json", "seconds": 0.0}]
+    assert not (tmp_path / "b.json").exists()
+    err = capsys.readouterr().err
+    assert "1 run(s) are being computed by another process" in err and "b.json" in err
 
 
 def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
