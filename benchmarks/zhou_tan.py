@@ -223,7 +223,8 @@ def plot(results: dict, path: Path) -> None:
         ax.set_title(key if panel is None else f"{key} (paper: {panel})", fontsize=9)
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
-    axes[0].legend(fontsize=8)
+    # the legend goes where every algorithm of the figure is drawn, or the most of them
+    max(axes[: len(keys)], key=lambda ax: len(ax.get_lines())).legend(fontsize=8)
     harness.save_figure(fig, path)
 
 
