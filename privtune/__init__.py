@@ -20,6 +20,7 @@ from .space import Categorical, Integer, Real, SearchSpace
 
 if TYPE_CHECKING:
     from .optuna import GOUCBSampler, PrivateGPUCBSampler
+    from .records import RecordObjective
     from .sklearn import PrivateBOSearchCV
 
 __version__ = "0.1.0.dev0"
@@ -42,6 +43,7 @@ __all__ = [
     "PrivateGPUCBSampler",
     "RandomSearch",
     "Real",
+    "RecordObjective",
     "SearchSpace",
     "__version__",
 ]
@@ -53,6 +55,7 @@ _ADAPTERS = {
     "PrivateBOSearchCV": "sklearn",
     "GOUCBSampler": "optuna",
     "PrivateGPUCBSampler": "optuna",
+    "RecordObjective": "records",
 }
 
 

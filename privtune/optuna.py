@@ -36,13 +36,19 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
-from .privacy.curator import _check_value_range
-from .privacy.ledger import _check_epsilon
+from .privacy.errors import check_epsilon as _check_epsilon
+from .privacy.errors import check_value_range as _check_value_range
 from .privacy.noise import check_seedable
-from .privacy.seeds import draw_seed, report_generator, stream_seed
+from .privacy.receipts import ATTR_DIGEST
+from .privacy.release import ScoreRelease, as_score, refuse_second_release
+from .privacy.seeds import draw_seed, stream_seed
+from .privacy.units import UNITS, PrivacyUnit
+from .privacy.withhold import clean
+from .privacy.withhold import release as withhold_release
+from .records import RecordObjective
 from .registry import PrivacyModel
 from .space import SearchSpace
-from .tuning import TuningEngine, make_optimizer, warn_repeated_plays
+from .tuning import TuningEngine, make_curator, make_optimizer, model_epsilon, warn_repeated_plays
 
 __all__ = ["GOUCBSampler", "PrivateGPUCBSampler"]
 
@@ -209,7 +215,8 @@ def _describe(receipt: Receipt) -> str:
     delta = f", delta={receipt.delta:g}" if receipt.delta else ""
     return (
         f"{mechanism}, epsilon={receipt.epsilon:g}{delta}, "
-        f"value_range=({receipt.value_range[0]:g}, {receipt.value_range[1]:g})"
+        f"value_range=({receipt.value_range[0]:g}, {receipt.value_range[1]:g}), "
+        f"unit={receipt.unit}"
     )
 
 
@@ -316,6 +323,14 @@ class PrivateGPUCBSampler(BaseSampler):
         raised. A trial that fails or is pruned without a release gives its share back.
         See docs/privacy.md, "A total budget", for what a race between workers can and cannot
         do.
+    privacy_unit : {"score", "record"}, default="score"
+        With privacy, whom each released score protects (docs/privacy.md, "Privacy units").
+        ``"score"``: the whole score (the papers' local model), the stronger guarantee and the
+        default. ``"record"``: each validation record of a :class:`privtune.RecordObjective`,
+        the only objective :meth:`privatize` then accepts: privtune fits the estimator and
+        computes a per-record metric on the ``n_val`` hold-out records, so the noise is
+        ``(hi - lo) / (n_val epsilon)``. ``value_range`` must be the objective's per-record
+        range (``(0, 1)`` for accuracy).
 
     Examples
     --------
@@ -346,6 +361,7 @@ class PrivateGPUCBSampler(BaseSampler):
         warn_independent_sampling: bool = True,
         privacy_budget: tuple[float, float] | None = None,
         n_trials: int | None = None,
+        privacy_unit: str = "score",
     ) -> None:
         self.privacy_budget = _check_budget(privacy_budget, n_trials, epsilon)
         self.n_trials = None if self.privacy_budget is None else self.privacy_budget.n_reports
@@ -362,6 +378,18 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
         self.privacy_model = engine.privacy
+        if privacy_unit not in UNITS:
+            raise ValueError(f"privacy_unit must be one of {UNITS}, got {privacy_unit!r}.")
+        if privacy_unit == "record" and (self.epsilon is None or engine.spec.curator != "laplace"):
+            raise ValueError(
+                "privacy_unit='record' protects each validation record of a RecordObjective "
+                "through the Laplace curator: it needs epsilon or privacy_budget, and an "
+                f"algorithm whose scores go through that curator (not {self.algorithm!r})."
+            )
+        self.privacy_unit = privacy_unit
+        #: The number of validation records under the record unit, read from the objective
+        #: (:meth:`privatize`) or from the study's receipts.
+        self.n_val: int | None = None
         if self.epsilon is not None and value_range is None:
             raise ValueError(
                 "value_range is required when epsilon is set: the curator clips every score to "
@@ -400,24 +428,86 @@ class PrivateGPUCBSampler(BaseSampler):
         self._init_runtime()
 
     # -- runtime state (caches and locks; never relied on, not pickled) -------------------------
-    _RUNTIME = ("_lock", "engine", "_warned", "_verified", "_curator", "_noise_seeds", "_granted")
+    _RUNTIME = ("_lock", "engine", "_warned", "_verified", "_release", "_noise_seeds", "_granted")
 
     def _init_runtime(self) -> None:
         self._lock = threading.RLock()
-        #: The tuning engine (reward scale, replay cache per study, ask policy, recommendation).
-        self.engine = TuningEngine(
-            self.algorithm,
-            epsilon=self.epsilon,
-            value_range=self.value_range,
-            optimizer_kwargs=self.optimizer_kwargs,
-            n_startup=self.n_startup_trials,
-        )
         self._warned: set[str] = set()
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
         self._noise_seeds: dict[tuple, int] = {}  # per study: the qff noise seed in use
         self._granted: set[int] = set()  # trial ids whose budget claim this process granted
-        # The release in the objective's process (None: raw scores, for jdp or no privacy).
-        self._curator = self.engine.curator()
+        self._init_model()
+
+    def _init_model(self) -> None:
+        """The engine and the release path, for the privacy unit as far as it is known."""
+        #: The tuning engine (reward scale, replay cache per study, ask policy, recommendation).
+        self.engine = TuningEngine(
+            self.algorithm,
+            epsilon=model_epsilon(self.epsilon, self._unit),
+            value_range=self.value_range,
+            optimizer_kwargs=self.optimizer_kwargs,
+            n_startup=self.n_startup_trials,
+        )
+        # The release in the objective's process (None: raw scores, for jdp or no privacy;
+        # or the record unit before the number of validation records is known).
+        self._release: ScoreRelease | None = None
+        if self._private and self._unit is not None:
+            curator = make_curator(
+                self.algorithm,
+                self.epsilon,
+                self.value_range,
+                optimizer_kwargs=self.optimizer_kwargs,
+                unit=self._unit,
+            )
+            assert curator is not None
+            self._release = ScoreRelease(curator, noise_seed=self.noise_seed)
+
+    @property
+    def _private(self) -> bool:
+        """Whether the objective's scores are released through a curator (epsilon-LDP,
+        local joint DP or the record unit), so that Optuna may store only released values."""
+        return self.epsilon is not None and self.privacy_model != PrivacyModel.JDP
+
+    @property
+    def _unit(self) -> PrivacyUnit | None:
+        """The privacy unit; ``None`` under the record unit until ``n_val`` is known."""
+        if self.privacy_unit == "score":
+            return PrivacyUnit.score()
+        return None if self.n_val is None else PrivacyUnit.record(self.n_val)
+
+    def _bind(self, unit: PrivacyUnit) -> ScoreRelease:
+        """Take the record unit's ``n_val`` (from the objective or the study), once."""
+        with self._lock:
+            if self.n_val is None and unit.kind == "record":
+                self.n_val = unit.n_val
+                self._init_model()
+            if self._release is None or unit != self._release.unit:
+                raise clean(
+                    PrivacyError(
+                        f"This sampler releases under privacy_unit={self.privacy_unit!r}"
+                        + ("" if self.n_val is None else f" with n_val={self.n_val}")
+                        + f"; the objective or the study's trials are under {unit.describe()}. "
+                        "Every worker of a study must score on the same validation set under "
+                        "the same unit."
+                    )
+                )
+            return self._release
+
+    def _released_by(self, study: Study) -> ScoreRelease:
+        """The release path of this worker, under the record unit bound from the study's
+        receipts when this process has not privatized an objective yet."""
+        if self._release is not None:
+            return self._release
+        for t in study._get_trials(deepcopy=False, states=None):
+            receipt = Receipt.from_attrs(t.user_attrs)
+            if receipt is not None:
+                return self._bind(PrivacyUnit.from_data(receipt.unit))
+        raise clean(
+            PrivacyError(
+                "privacy_unit='record' needs the number of validation records: call "
+                "sampler.privatize(RecordObjective(...)) before the study runs."
+            )
+        )
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -464,10 +554,17 @@ class PrivateGPUCBSampler(BaseSampler):
         before any score exists, so the trial fails and no raw value is stored. In an
         ask-and-tell loop, call ``sampler.privatize(objective)(trial)`` and suggest inside it.
 
+        An exception raised by the objective leaves without its message, context and traceback
+        (the same type, a message saying it was withheld): a scorer's error can quote the raw
+        score, and Optuna logs the message. A trial releases once: calling the privatized
+        objective again on a trial that has a receipt raises
+        :class:`~privtune.privacy.PrivacyError`.
+
         Parameters
         ----------
         objective : callable
             ``objective(trial) -> float``, the raw score.
+            Under ``privacy_unit="record"``, a :class:`privtune.RecordObjective`.
 
         Returns
         -------
@@ -476,51 +573,67 @@ class PrivateGPUCBSampler(BaseSampler):
         """
         if not callable(objective):
             raise TypeError(f"objective must be callable, got {type(objective).__name__}.")
-        if self._curator is None:
+        if not self._private:
             return objective
+        if self.privacy_unit == "record":
+            if not isinstance(objective, RecordObjective):
+                raise TypeError(
+                    "privacy_unit='record' needs an objective built by privtune.RecordObjective"
+                    "(make_estimator, X_train, y_train, X_val, y_val, scoring=...): privtune "
+                    "computes the score on the validation records itself, so that one record's "
+                    f"share of it is known; got {type(objective).__name__}."
+                )
+            if objective.value_range != self.value_range:
+                raise ValueError(
+                    f"value_range={self.value_range} differs from the objective's per-record "
+                    f"range {objective.value_range} (scoring={objective.metric.name!r}); pass "
+                    f"value_range={objective.value_range}."
+                )
+            self._bind(objective.unit)
 
         @functools.wraps(objective)
         def private_objective(trial):
             token = _PRIVATIZED_TRIAL.set(getattr(trial, "_trial_id", None))
+            failure = None
             try:
                 value = objective(_PrivateTrial(trial))
+            except BaseException as exc:
+                # the message and the frames may hold a raw score (a scorer's error, an
+                # objective's f-string): only privtune's own messages go out
+                failure = withhold_release(exc)
             finally:
                 _PRIVATIZED_TRIAL.reset(token)
-            return self._release(trial, value)
+            if failure is not None:
+                raise failure
+            return self._release_trial(trial, value)
 
         return private_objective
 
-    def _release(self, trial, value) -> float:
-        assert self._curator is not None and self.value_range is not None
-        if isinstance(value, Sequence) and not isinstance(value, str):
-            if len(value) != 1:
-                raise ValueError(
-                    "PrivateGPUCBSampler supports single-objective studies only; the objective "
-                    f"returned {len(value)} values."
-                )
-            value = value[0]
-        try:
-            y = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"the objective must return a float, got a {type(value).__name__}."
-            ) from None
+    def _release_trial(self, trial, value) -> float:
+        """Release ``trial``'s raw score through this worker's release path (once per trial,
+        within its budget share) and store the receipt before Optuna stores the value."""
+        assert self._release is not None and self.value_range is not None
+        y = as_score(value, self.value_range)
         if not math.isfinite(y):
             return float("nan")
+        refuse_second_release(ATTR_DIGEST in trial.user_attrs, f"Trial {trial.number}")
         if self.privacy_budget is not None:
             with self._lock:
                 granted = getattr(trial, "_trial_id", None) in self._granted
                 self._granted.discard(getattr(trial, "_trial_id", None))
             if not granted:
-                raise PrivacyError(
-                    f"Trial {trial.number} has no share of the privacy budget: a trial releases "
-                    "its score only after this sampler counted it against the budget when the "
-                    "trial started (study.optimize, or study.ask with this sampler)."
+                raise clean(
+                    PrivacyError(
+                        f"Trial {trial.number} has no share of the privacy budget: a trial "
+                        "releases its score only after this sampler counted it against the "
+                        "budget when the trial started (study.optimize, or study.ask with this "
+                        "sampler)."
+                    )
                 )
         study = getattr(trial, "study", None)
         owner = study.study_name if study is not None else "default"
-        rng = report_generator(self.noise_seed, owner, trial.number)
-        released, receipt = self._curator.release(y, owner=owner, rng=rng)
+        released, receipt = self._release(y, owner=owner, number=trial.number)
+        assert receipt is not None
         for key, attr in receipt.to_attrs().items():
             trial.set_user_attr(key, attr)
         return released
@@ -538,7 +651,7 @@ class PrivateGPUCBSampler(BaseSampler):
 
     def _verify_trials(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
         """Fail closed on ``trials`` (completed ones), skipping those already verified."""
-        if self._curator is None:
+        if not self._private:
             return
         with self._lock:
             done = self._verified.setdefault((study._study_id, study.study_name), set())
@@ -550,7 +663,7 @@ class PrivateGPUCBSampler(BaseSampler):
     def _verify(self, trial: FrozenTrial, value: float) -> None:
         """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``: its
         stored receipt is the one this sampler's curator issues for ``value``."""
-        assert self._curator is not None  # verified only with a curator
+        assert self._private  # verified only with a curator
         claim = trial.system_attrs.get(ATTR_CLAIM)
         budget = None if self.privacy_budget is None else self.privacy_budget.to_attrs()
         if claim is not None and claim != budget:
@@ -561,8 +674,12 @@ class PrivateGPUCBSampler(BaseSampler):
                 "same privacy_budget and n_trials, so that they count one budget."
             )
         receipt = Receipt.from_attrs(trial.user_attrs)
-        mine = self._curator.receipt(value)
-        if receipt is not None and receipt.matches(value) and receipt != mine:
+        if receipt is None or not receipt.matches(value):
+            self._refuse_raw(trial)
+        assert receipt is not None
+        release = self._release or self._bind(PrivacyUnit.from_data(receipt.unit))
+        mine = release.receipt(value)
+        if receipt != mine:
             raise PrivacyError(
                 f"Trial {trial.number} was released through another worker's curator "
                 f"({_describe(receipt)}); this sampler's curator is {_describe(mine)}. Every "
@@ -570,19 +687,20 @@ class PrivateGPUCBSampler(BaseSampler):
                 "and value_range: start this worker with the study's settings. The stored "
                 "values are privatized; nothing was released by this worker."
             )
-        if receipt is None or receipt != mine:
-            raise PrivacyError(
-                f"Trial {trial.number} completed with a value that did not come through this "
-                f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
-                "With epsilon set, run study.optimize(sampler.privatize(objective), ...) and do "
-                "not tell or add raw values. The sampler refuses to learn from this study; its "
-                "storage may hold a raw score in that trial."
-            )
+
+    def _refuse_raw(self, trial: FrozenTrial) -> None:
+        raise PrivacyError(
+            f"Trial {trial.number} completed with a value that did not come through this "
+            f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
+            "With epsilon set, run study.optimize(sampler.privatize(objective), ...) and do "
+            "not tell or add raw values. The sampler refuses to learn from this study; its "
+            "storage may hold a raw score in that trial."
+        )
 
     def _check_privatized(self, trial: FrozenTrial) -> None:
         """Fail closed before the score exists: with ``epsilon``, sample only for a trial whose
         privatized objective runs in this thread."""
-        if self._curator is not None and _PRIVATIZED_TRIAL.get() != trial._trial_id:
+        if self._private and _PRIVATIZED_TRIAL.get() != trial._trial_id:
             raise PrivacyError(
                 f"Trial {trial.number} asked for parameters outside sampler.privatize(objective): "
                 "with epsilon set, its score would be stored raw. Run "
@@ -673,7 +791,14 @@ class PrivateGPUCBSampler(BaseSampler):
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
-        if self._curator is None:
+        if not self._private and self.privacy_model != PrivacyModel.JDP:
+            try:
+                self._refuse_private_study(study)
+            except PrivacyError:
+                study._storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
+                raise
+            return
+        if not self._private:
             return
         try:
             # fail closed before this trial computes anything (a worker whose settings differ
@@ -686,6 +811,20 @@ class PrivateGPUCBSampler(BaseSampler):
             raise
         if self.privacy_budget is not None:
             self._claim(study, trial)
+
+    def _refuse_private_study(self, study: Study) -> None:
+        """A worker without privacy must not join a study whose trials were released under it
+        (it would store a raw score beside privatized ones): refused before the trial computes
+        anything."""
+        for t in study._get_trials(deepcopy=False, states=None, use_cache=True):
+            if ATTR_DIGEST in t.user_attrs or ATTR_CLAIM in t.system_attrs:
+                raise PrivacyError(
+                    f"Study {study.study_name!r} holds privatized trials (trial {t.number} "
+                    f"carries a privtune receipt or budget claim), and this {type(self).__name__} "
+                    "has no privacy settings: its trials would store raw scores. Start every "
+                    "worker with the study's epsilon (or privacy_budget), value_range and "
+                    "privacy_unit. Nothing was computed."
+                )
 
     def _claim(self, study: Study, trial: FrozenTrial) -> None:
         """Count ``trial`` against the budget before it computes anything, or refuse it.
@@ -736,7 +875,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self._independent_sampler.after_trial(study, trial, state, values)
         with self._lock:
             self._granted.discard(trial._trial_id)
-        if self._curator is not None and state == TrialState.COMPLETE and values is not None:
+        if self._private and state == TrialState.COMPLETE and values is not None:
             self._verify(trial, values[0])
         if self.privacy_budget is not None:
             budget = self.privacy_budget.to_attrs()
@@ -959,7 +1098,8 @@ class PrivateGPUCBSampler(BaseSampler):
             ledger = PrivacyLedger.from_receipts(
                 [r for r in receipts if r is not None], owner=study.study_name
             )
-        out = self.engine.privacy_report(ledger, delta)
+        unit = self._release.unit if self._release is not None else self._unit
+        out = self.engine.privacy_report(ledger, delta, unit)
         if self.privacy_budget is not None:
             reserved, released, _ = _budget_count(
                 _fresh_trials(study), self.privacy_budget.to_attrs()

@@ -26,7 +26,9 @@ from typing import Any, ClassVar
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
+from sklearn.base import is_classifier
 from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit, check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
@@ -34,16 +36,15 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .privacy import (
     BudgetMeter,
-    GaussianCurator,
-    LaplaceCurator,
     PrivacyBudget,
     PrivacyError,
     PrivacyLedger,
 )
-from .privacy.budget import check_budget_pair
-from .privacy.curator import _check_value_range
+from .privacy.errors import check_budget_pair
+from .privacy.errors import check_value_range as _check_value_range
 from .privacy.noise import check_seedable
-from .privacy.seeds import draw_seed
+from .privacy.release import ScoreRelease
+from .privacy.seeds import draw_seed, stream_seed
 from .privacy.selection import (
     SHAPES,
     RepeatDistribution,
@@ -51,11 +52,13 @@ from .privacy.selection import (
     selection_epsilon,
     selection_per_candidate_epsilon,
 )
+from .privacy.units import UNITS, PrivacyUnit
 from .privacy.withhold import clean, release
+from .records import RecordMetric, record_metric
 from .registry import REGISTRY, PrivacyModel
 from .scores import check_space_params, known_score_range
 from .space import SearchSpace
-from .tuning import TuningEngine, warn_repeated_plays
+from .tuning import TuningEngine, model_epsilon, warn_repeated_plays
 
 __all__ = ["PrivateBOSearchCV", "known_score_range"]
 
@@ -223,6 +226,20 @@ default="auto"
         ``True`` is an error).
     pre_dispatch : int or str, default="2*n_jobs"
         As in :class:`~sklearn.model_selection.GridSearchCV`.
+    privacy_unit : {"score", "record"}, default="score"
+        With privacy, whom each released score protects (docs/privacy.md, "Privacy units").
+        ``"score"``: the whole score (noise of scale ``(hi - lo) / epsilon``, any ``cv``),
+        the stronger guarantee and the default, so that a weaker one is always asked for.
+        ``"record"``: each of the ``n_val`` hold-out validation records (replace-one): the
+        score is a metric privtune computes on one hold-out split (``scoring`` one of
+        :data:`privtune.records.RECORD_METRICS`, ``value_range`` the per-record range), so its
+        sensitivity is ``(hi - lo) / n_val`` and the noise ``n_val`` times smaller. ``cv``
+        must give one split (K folds are refused: each record trains K - 1 fold models);
+        ``refit`` fits ``best_estimator_`` on the whole data, validation records included,
+        which the guarantee does not cover.
+    validation_fraction : float, default=0.2
+        With ``privacy_unit="record"`` and ``cv=None``: the share of the data held out for
+        validation (stratified for a classifier, seeded by ``random_state``).
 
     Attributes
     ----------
@@ -315,6 +332,8 @@ default="auto"
         "noise_random_state": ["random_state"],
         "optimizer_kwargs": [dict, None],
         "evaluate_default": ["boolean"],
+        "privacy_unit": [StrOptions(set(UNITS))],
+        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
     }
 
     def __init__(
@@ -343,6 +362,8 @@ default="auto"
         error_score=np.nan,
         return_train_score: bool = False,
         pre_dispatch="2*n_jobs",
+        privacy_unit: str = "score",
+        validation_fraction: float = 0.2,
     ) -> None:
         super().__init__(
             estimator=estimator,
@@ -369,6 +390,8 @@ default="auto"
         self.noise_random_state = noise_random_state
         self.optimizer_kwargs = optimizer_kwargs
         self.evaluate_default = evaluate_default
+        self.privacy_unit = privacy_unit
+        self.validation_fraction = validation_fraction
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None, **params):
@@ -387,10 +410,13 @@ default="auto"
         self : PrivateBOSearchCV
         """
         self._validate_params()
-        verbose = self.verbose
+        verbose, scoring, cv = self.verbose, self.scoring, self.cv
         withheld: BaseException | None = None
         try:
-            self._start()
+            self._start(X, y, params)
+            if self._record is not None:
+                # scikit-learn's machinery scores the hold-out split with privtune's metric
+                self.scoring, self.cv = self._record
             self._verbose = verbose  # privtune's line per round from 1
             # scikit-learn's own messages one level later; above 2 they print each fold's
             # (raw) score, so with privacy they stop at 2
@@ -418,7 +444,7 @@ default="auto"
                     posterior = self.cv_results_[f"posterior_mean_test_{self._metric}"]
                     self.best_score_ = float(posterior[self.best_index_])
         finally:
-            self.verbose = verbose
+            self.verbose, self.scoring, self.cv = verbose, scoring, cv
             for name in self._FIT_STATE:
                 self.__dict__.pop(name, None)
         if withheld is not None:
@@ -441,8 +467,10 @@ default="auto"
         "_selection",
         "_selector",
         "_offered",
-        "_curators",
-        "_noise_rng",
+        "_releases",
+        "_noise_seed",
+        "_record",
+        "_unit",
         "_qff_noise_seed",
         "_engine",
         "_history",
@@ -465,12 +493,20 @@ default="auto"
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "cv_results_")
 
-    def _start(self) -> None:
+    def _start(self, X, y, params) -> None:
         """Validate what the parameter constraints cannot, and reset the state of one fit."""
         self._scoring_started = False
         _drop_fitted(self)
         check_seedable("noise_random_state", self.noise_random_state)
-        self._ranges = self._declared_ranges()
+        self._noise_seed = _int_seed(self.noise_random_state)
+        self._record = self._record_setup(X, y, params) if self._private else None
+        if self._record is not None:
+            metric, split = self._record
+            self._unit = PrivacyUnit.record(len(split[0][1]))
+            self._ranges: dict[str | None, tuple[float, float]] = {None: metric.value_range}
+        else:
+            self._unit = PrivacyUnit.score()
+            self._ranges = self._declared_ranges()
         self._selection = self._planned_selection()
         if self._selection is not None:
             self._budget = None
@@ -481,7 +517,7 @@ default="auto"
             self.epsilon_ = self.epsilon if budget is None else budget.epsilon_per_report
         self._engine = TuningEngine(
             "random" if self._selection is not None else self.algorithm,
-            epsilon=self.epsilon_,
+            epsilon=model_epsilon(self.epsilon_, self._unit),
             optimizer_kwargs=self.optimizer_kwargs,
             n_startup=self.n_initial_points,
             budget=self.n_iter,
@@ -517,14 +553,12 @@ default="auto"
         self._released: dict[str, list[float]] = {}
         self._ledger = PrivacyLedger()
         self._meter = None if self._budget is None else BudgetMeter(self._budget)
-        self._curators: dict[str, LaplaceCurator | GaussianCurator] = {}
-        self._noise_rng = np.random.default_rng(_int_seed(self.noise_random_state))
+        self._releases: dict[str, ScoreRelease] = {}
         # The qff algorithms' own privacy noise: one seed per fit, kept by every rebuild.
-        self._qff_noise_seed = (
-            int(self._noise_rng.integers(2**63))
-            if self._engine.privacy == PrivacyModel.LOCAL_JDP
-            else None
-        )
+        self._qff_noise_seed = None
+        if self._engine.privacy == PrivacyModel.LOCAL_JDP:
+            seed = self._noise_seed
+            self._qff_noise_seed = draw_seed() if seed is None else stream_seed(seed, "fit")
         self._warned_nonfinite = 0
         self._n_nonfinite = (0, 0)
         self._recommended: int | None = None
@@ -536,6 +570,54 @@ default="auto"
         metrics = self._expected_metrics()
         if metrics is not None:  # known before any fit: fail before spending compute
             self._setup_metrics(metrics)
+
+    def _record_setup(self, X, y, params) -> tuple[RecordMetric, list] | None:
+        """Under the record unit: privtune's metric and the one hold-out split it scores on
+        (``None`` under the score unit). Checked before any fit."""
+        if self.privacy_unit != "record":
+            return None
+        spec = REGISTRY.get(self.algorithm)
+        if spec is not None and spec.curator != "laplace":
+            raise ValueError(
+                "privacy_unit='record' releases through the Laplace curator, not the "
+                f"mechanism of algorithm={self.algorithm!r}."
+            )
+        if isinstance(self.value_range, dict):
+            raise ValueError(
+                "Under privacy_unit='record', value_range is the range (lo, hi) of each "
+                "validation record's value of the one optimized metric, not a dict."
+            )
+        metric = record_metric(self.scoring, self.estimator, self.value_range)
+        classifier = is_classifier(self.estimator)
+        groups = params.get("groups")
+        if self.cv is None:
+            seed = _int_seed(self.random_state)
+            holdout = StratifiedShuffleSplit if classifier else ShuffleSplit
+            splitter = holdout(
+                n_splits=1,
+                test_size=self.validation_fraction,
+                random_state=0 if seed is None else seed,
+            )
+        else:
+            splitter = check_cv(self.cv, y, classifier=classifier)
+            k = splitter.get_n_splits(X, y, groups)
+            if k != 1:
+                raise ValueError(
+                    f"privacy_unit='record' needs one hold-out split; cv gives {k}. With K "
+                    "folds each record trains K - 1 of the fold models, and its influence on "
+                    "their scores is unbounded for an estimator that is not differentially "
+                    "private. Pass cv=None (a hold-out of validation_fraction, stratified for "
+                    "a classifier) or a splitter with one split, e.g. "
+                    "ShuffleSplit(n_splits=1, test_size=0.2, random_state=0)."
+                )
+        train, test = next(iter(splitter.split(X, y, groups)))
+        train, test = np.asarray(train), np.asarray(test)
+        if len(test) == 0 or np.intersect1d(train, test).size:
+            raise ValueError(
+                "privacy_unit='record' needs a hold-out split whose validation records are "
+                "not among the training ones, and at least one validation record."
+            )
+        return metric, [(train, test)]
 
     def _default_point(self) -> np.ndarray | None:
         """The estimator's own values of the space's parameters, encoded, if they lie in the
@@ -679,10 +761,14 @@ default="auto"
         for m in self._reported:
             rng = self._range_of(m, m == metric)
             assert rng is not None
-            curator = self._engine.curator(rng, seed=self._noise_seeded(), ledger=self._ledger)
+            curator = self._engine.curator(
+                rng, ledger=self._ledger, epsilon=self.epsilon_, unit=self._unit
+            )
             assert curator is not None
-            curator.meter = self._meter  # one count over every reported metric
-            self._curators[m] = curator
+            # one count over every reported metric
+            self._releases[m] = ScoreRelease(
+                curator, noise_seed=self._noise_seed, meter=self._meter
+            )
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
@@ -795,13 +881,7 @@ default="auto"
                 f"the range of {metric!r} is not known. Pass value_range=(lo, hi), the range "
                 "the score can take."
             )
-        return Selector(self._selection[1], declared, rng=self._noise_seeded())
-
-    def _noise_seeded(self) -> np.random.Generator | None:
-        """The curators' generator when ``noise_random_state`` seeds them (an experiment);
-        ``None`` otherwise: each curator then draws fresh randomness, from OpenDP's sampler
-        when it is available (:mod:`privtune.privacy.noise`)."""
-        return None if self.noise_random_state is None else self._noise_rng
+        return Selector(self._selection[1], declared, noise_seed=self._noise_seed, unit=self._unit)
 
     def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
         """Release one candidate's score inside the selection (nothing leaves it)."""
@@ -1028,10 +1108,9 @@ default="auto"
             released = self._released.setdefault(m, [])
             for i in range(len(released), n_candidates):
                 score = float(raw[f"mean_test_{m}"][i])
-                if math.isfinite(score):
-                    released.append(self._curators[m].privatize(score))
-                else:
-                    released.append(math.nan)
+                # every metric's report is about the same data: one owner, numbered in order
+                value, _ = self._releases[m](score, owner="search", number=self._ledger.n_reports)
+                released.append(value)
             values = np.asarray(released, dtype=float)
             results[f"mean_test_{m}"] = values
             results[f"rank_test_{m}"] = _rank(values)
@@ -1064,7 +1143,7 @@ default="auto"
                 out["budget_epsilon"], out["budget_delta"] = self.privacy_budget
             return out
         delta = 1e-6 if self._budget is None else self._budget.delta
-        out = self._engine.privacy_report(self._ledger, delta)
+        out = self._engine.privacy_report(self._ledger, delta, self._unit)
         out["metrics"] = list(self._reported)
         if self._budget is not None:
             out.update(self._budget.report(self._ledger.n_reports))

@@ -25,9 +25,12 @@ import numpy as np
 
 from .cube import Block
 from .optimizers import BaseOptimizer
-from .privacy.curator import GaussianCurator, LaplaceCurator, _check_value_range
+from .privacy.curator import GaussianCurator, LaplaceCurator
+from .privacy.errors import check_epsilon as _check_epsilon
+from .privacy.errors import check_value_range as _check_value_range
 from .privacy.gaussian import check_alpha_beta, local_jdp_noise_std
-from .privacy.ledger import PrivacyLedger, _check_epsilon
+from .privacy.ledger import PrivacyLedger
+from .privacy.units import PrivacyUnit
 from .registry import (
     AUTO,
     QFF_DEFAULT_BETA,
@@ -50,6 +53,7 @@ __all__ = [
     "laplace_noise_var",
     "make_curator",
     "make_optimizer",
+    "model_epsilon",
     "privacy_model",
     "privacy_summary",
     "recommend",
@@ -126,6 +130,17 @@ def privacy_model(algorithm: str, epsilon: float | None) -> PrivacyModel | None:
     return REGISTRY[check_algorithm(algorithm)].privacy_model(epsilon)
 
 
+def model_epsilon(epsilon: float | None, unit: PrivacyUnit | None) -> float | None:
+    """The epsilon the model is built with: the one whose Laplace scale ``(hi - lo) / epsilon``
+    is the released noise's. Each report's ``epsilon`` under the score unit; ``epsilon * n_val``
+    under the record unit, whose noise is ``n_val`` times smaller than the score's range over
+    epsilon. The reward scale, the noise variance and the papers' truncation parameters read
+    it, so the model learns from the noise it is actually told."""
+    if epsilon is None or unit is None or unit.n_val is None:
+        return epsilon
+    return float(epsilon) * unit.n_val
+
+
 def make_curator(
     algorithm: str,
     epsilon: float | None,
@@ -134,6 +149,7 @@ def make_curator(
     optimizer_kwargs: dict[str, Any] | None = None,
     seed: int | np.random.Generator | None = None,
     ledger: PrivacyLedger | None = None,
+    unit: PrivacyUnit | None = None,
 ) -> LaplaceCurator | GaussianCurator | None:
     """The curator that releases each score of ``algorithm`` in the data owner's process.
 
@@ -157,6 +173,9 @@ def make_curator(
         The curator's noise seed.
     ledger : PrivacyLedger, optional
         Where the curator records its releases.
+    unit : PrivacyUnit, optional
+        The privacy unit (default: the whole score). The record unit is available with the
+        Laplace curator only.
 
     Returns
     -------
@@ -170,7 +189,13 @@ def make_curator(
         raise ValueError(f"value_range is required with epsilon for algorithm={algorithm!r}.")
     assert epsilon is not None
     if spec.curator == "laplace":
-        return LaplaceCurator(epsilon, value_range, seed=seed, ledger=ledger)
+        return LaplaceCurator(epsilon, value_range, seed=seed, ledger=ledger, unit=unit)
+    if unit is not None and unit.kind != "score":
+        raise ValueError(
+            f"privacy_unit='record' is available for the algorithms whose scores go through the "
+            f"Laplace curator, not for algorithm={algorithm!r} (Dubey's Gaussian release protects "
+            "each whole score)."
+        )
     alpha, beta = check_alpha_beta(
         epsilon, _qff_beta(optimizer_kwargs), beta_name="optimizer_kwargs['privacy_beta']"
     )
@@ -442,14 +467,19 @@ class Replay:
         self.n_rebuilds = 0
 
 
-def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any]:
-    """The adapters' privacy report: per-report epsilon and composed epsilon of ``ledger``.
+def privacy_summary(
+    ledger: PrivacyLedger, delta: float = 1e-6, unit: PrivacyUnit | None = None
+) -> dict[str, Any]:
+    """The adapters' privacy report: per-report epsilon and composed epsilon of ``ledger``,
+    and what they protect.
 
     Parameters
     ----------
     ledger : PrivacyLedger
     delta : float, default=1e-6
         The delta of the advanced-composition and PLD bounds.
+    unit : PrivacyUnit, optional
+        The privacy unit of the reports (default: the whole score).
 
     Returns
     -------
@@ -457,11 +487,26 @@ def privacy_summary(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any
         :meth:`PrivacyLedger.summary <privtune.privacy.PrivacyLedger.summary>` and, with at
         least one report of a mechanism dp-accounting composes, ``composed_epsilon_pld``
         ((epsilon, delta)-DP, the tightest bound). Joint-DP scores have no per-report
-        composition: their summary states the per-score guarantee.
+        composition: their summary states the per-score guarantee. Always ``privacy_unit``
+        (``"score"`` or ``"record"``, with ``n_val``) and ``protects``: the sentence that says
+        whom the composed epsilon protects (and that it protects little above 10).
     """
+    unit = PrivacyUnit.score() if unit is None else unit
     out = ledger.summary(delta)
     if ledger.n_reports and "privacy_model" not in out:
         out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
+    out["privacy_unit"] = unit.kind
+    if unit.n_val is not None:
+        out["n_val"] = unit.n_val
+    if "privacy_model" in out:  # joint DP: one guarantee per score over the whole run
+        out["protects"] = (
+            f"each score, at (alpha={out['epsilon_per_report']:g}, "
+            f"beta={out['delta_per_report']:g})-joint DP over the whole run"
+        )
+    elif "composed_epsilon_pld" in out:
+        out["protects"] = unit.protects(out["composed_epsilon_pld"], delta)
+    else:
+        out["protects"] = unit.protects(out["composed_epsilon_basic"], 0.0)
     return out
 
 
@@ -681,17 +726,22 @@ class TuningEngine:
         *,
         seed: int | np.random.Generator | None = None,
         ledger: PrivacyLedger | None = None,
+        epsilon: float | None = None,
+        unit: PrivacyUnit | None = None,
     ) -> LaplaceCurator | GaussianCurator | None:
         """The curator of each score (``None`` without privacy and under joint DP, whose
-        trusted privatizer takes raw scores): :func:`make_curator`."""
+        trusted privatizer takes raw scores): :func:`make_curator`. ``epsilon`` is each
+        report's (default: the engine's, which is the model's and differs under the record
+        unit, see :func:`model_epsilon`)."""
         declared = self.value_range if value_range is None else value_range
         return make_curator(
             self.algorithm,
-            self.epsilon,
+            self.epsilon if epsilon is None else epsilon,
             declared,
             optimizer_kwargs=self.optimizer_kwargs,
             seed=seed,
             ledger=ledger,
+            unit=unit,
         )
 
     def joint_dp_ledger(self, n_reports: int, owner: str = "default") -> PrivacyLedger:
@@ -703,9 +753,11 @@ class TuningEngine:
         return ledger
 
     @staticmethod
-    def privacy_report(ledger: PrivacyLedger, delta: float = 1e-6) -> dict[str, Any]:
+    def privacy_report(
+        ledger: PrivacyLedger, delta: float = 1e-6, unit: PrivacyUnit | None = None
+    ) -> dict[str, Any]:
         """The privacy report of ``ledger`` (:func:`privacy_summary`)."""
-        return privacy_summary(ledger, delta)
+        return privacy_summary(ledger, delta, unit)
 
 
 def _hashable(seed) -> Hashable:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from privtune.privacy import LaplaceCurator
-from privtune.privacy.budget import RTOL, laplace_composed_epsilon, per_report_epsilon
+from privtune.privacy.composition import RTOL, laplace_composed_epsilon, per_report_epsilon
 
 CASES = [(1.0, 20), (1.0, 60), (10.0, 60), (100.0, 60), (10.0, 1000)]
 

@@ -163,6 +163,9 @@ def test_the_joint_dp_report_goes_through_the_ledger():
         "epsilon_per_report": 1.0,
         "delta_per_report": registry.QFF_DEFAULT_BETA,
         "composed_epsilon_basic": 8.0,
+        "privacy_unit": "score",
+        "protects": f"each score, at (alpha=1, beta={registry.QFF_DEFAULT_BETA:g})-joint DP "
+        "over the whole run",
     }
 
 

@@ -96,3 +96,60 @@ def test_the_engine_imports_neither_optuna_nor_scikit_learn(name):
     found = imports(MODULES[name])
     assert not [m for m in found if m.split(".")[0] in ("optuna", "sklearn")]
     assert not found & ADAPTERS
+
+
+# privtune.privacy, bottom up: checks and errors -> accounting -> mechanisms -> modes
+PRIVACY_LAYERS = {
+    "errors": 0,
+    "withhold": 0,
+    "ledger": 1,
+    "receipts": 1,
+    "composition": 1,
+    "units": 1,
+    "accounting": 1,
+    "curator": 2,
+    "gaussian": 2,
+    "noise": 2,
+    "seeds": 2,
+    "budget": 3,
+    "selection": 3,
+    "release": 3,
+}
+PRIVACY = {n: p for n, p in MODULES.items() if n.startswith("privtune.privacy.")}
+
+
+def _privacy_imports(name: str) -> set[str]:
+    """The privacy modules ``name`` imports (functions and ``TYPE_CHECKING`` blocks included)."""
+    found = set()
+    for m in imports(MODULES[name]):
+        parts = m.split(".")
+        if len(parts) >= 3 and parts[:2] == ["privtune", "privacy"] and parts[2] in PRIVACY_LAYERS:
+            found.add(parts[2])
+    return found - {name.rsplit(".", 1)[1]}
+
+
+def test_every_privacy_module_has_a_layer():
+    assert {n.rsplit(".", 1)[1] for n in PRIVACY} == set(PRIVACY_LAYERS)
+
+
+@pytest.mark.parametrize("name", sorted(PRIVACY))
+def test_privacy_imports_point_down(name):
+    layer = PRIVACY_LAYERS[name.rsplit(".", 1)[1]]
+    up = {m for m in _privacy_imports(name) if PRIVACY_LAYERS[m] > layer}
+    assert not up, f"{name} (layer {layer}) imports the higher layer(s) {sorted(up)}"
+
+
+def test_the_privacy_package_has_no_import_cycle():
+    graph = {n.rsplit(".", 1)[1]: _privacy_imports(n) for n in PRIVACY}
+    done: set[str] = set()
+
+    def visit(node: str, path: tuple[str, ...]) -> None:
+        assert node not in path, f"import cycle: {' -> '.join((*path, node))}"
+        if node in done:
+            return
+        for nxt in graph[node]:
+            visit(nxt, (*path, node))
+        done.add(node)
+
+    for node in graph:
+        visit(node, ())

@@ -31,7 +31,7 @@ from sklearn.model_selection import train_test_split
 from .._checks import check_float, check_int
 from ..features import RandomFourierFeatures
 from ..privacy.accounting import check_user_delta
-from ..privacy.curator import _check_value_range
+from ..privacy.errors import check_value_range as _check_value_range
 from ..privacy.withhold import describe
 from ..scores import check_space_params, known_score_range
 from ..space import Real, SearchSpace

@@ -24,6 +24,10 @@
 - :func:`private_selection` — publish only the best of a random number of random candidates,
   each scored with Laplace noise inside (Liu & Talwar 2019; Papernot & Steinke 2022), accounted
   with dp-accounting's ``RepeatAndSelectDpEvent`` (:mod:`privtune.privacy.selection`).
+- :class:`PrivacyUnit` — whom a release protects: each whole score (the papers' local model,
+  sensitivity ``hi - lo``) or each of ``n_val`` validation records (replace-one, sensitivity
+  ``(hi - lo) / n_val``) (:mod:`privtune.privacy.units`); :class:`ScoreRelease`, the one path
+  from a raw score to a released one that every adapter takes (:mod:`privtune.privacy.release`).
 - :func:`set_noise_sampler` — draw the curators' noise with OpenDP's vetted samplers instead of
   numpy's (the ``opendp`` extra; :mod:`privtune.privacy.noise`).
 - :mod:`privtune.privacy.gaussian` — the Gaussian mechanisms of Dubey (2021) for the statistics
@@ -32,26 +36,25 @@
 """
 
 from .accounting import default_delta, subsampled_gaussian_epsilon
-from .budget import (
+from .budget import BudgetPlan, plan_budget
+from .composition import (
     BudgetMeter,
-    BudgetPlan,
     PrivacyBudget,
+    RepeatDistribution,
     laplace_composed_epsilon,
     per_report_epsilon,
-    plan_budget,
+    selection_epsilon,
+    selection_per_candidate_epsilon,
 )
-from .curator import BudgetExhaustedError, GaussianCurator, LaplaceCurator, PrivacyError
+from .curator import GaussianCurator, LaplaceCurator
+from .errors import BudgetExhaustedError, PrivacyError
 from .gaussian import TreeAggregation
 from .ledger import PrivacyLedger
 from .noise import get_noise_sampler, set_noise_sampler
 from .receipts import Receipt
-from .selection import (
-    PrivateSelection,
-    RepeatDistribution,
-    private_selection,
-    selection_epsilon,
-    selection_per_candidate_epsilon,
-)
+from .release import ScoreRelease
+from .selection import PrivateSelection, private_selection
+from .units import PrivacyUnit
 
 __all__ = [
     "BudgetExhaustedError",
@@ -62,9 +65,11 @@ __all__ = [
     "PrivacyBudget",
     "PrivacyError",
     "PrivacyLedger",
+    "PrivacyUnit",
     "PrivateSelection",
     "Receipt",
     "RepeatDistribution",
+    "ScoreRelease",
     "TreeAggregation",
     "default_delta",
     "get_noise_sampler",

@@ -58,6 +58,8 @@ import numbers
 import warnings
 from collections.abc import Callable, Iterator
 
+from .errors import PrivacyError
+
 __all__ = ["default_delta", "subsampled_gaussian_epsilon"]
 
 _ACCOUNTANTS = (None, "rdp", "pld")
@@ -207,8 +209,6 @@ def check_user_delta(delta: float | None, n_agents: int, *, stacklevel: int = 3)
     -------
     float
     """
-    from .curator import PrivacyError
-
     n = int(n_agents)
     if delta is None:
         delta = DEFAULT_USER_DELTA

@@ -1,37 +1,22 @@
-"""A total privacy budget over many reports: what each report may spend, and what a run can
-resolve with it.
+"""What a total privacy budget buys, before any data is touched: :func:`plan_budget`.
 
-A study that releases ``n`` scores about the same data through the Laplace curator spends the
-composition of ``n`` Laplace mechanisms. Users think in the total ``(epsilon, delta)`` they
-publish; :func:`per_report_epsilon` turns that total into the largest per-report epsilon
-whose ``n``-fold composition stays within it, and :func:`laplace_composed_epsilon` answers
-the other way round. :func:`plan_budget` shows, before any score is touched, what a budget
-buys: the noise on each score and the smallest difference between two configurations that
-the run could resolve.
-
-The composition is accounted the way :class:`~privtune.privacy.PrivacyLedger` accounts a
-study (``composed_epsilon("pld", delta)``): dp-accounting's privacy-loss-distribution (PLD)
-accountant over ``LaplaceDpEvent(1 / epsilon0)`` composed ``n`` times, with the
-``ADD_OR_REMOVE_ONE`` relation. PLD is the tightest of the valid accountants for Laplace
-composition: for fifty reports of ``epsilon0 = 1`` at ``delta = 1e-6`` it gives 41.6, RDP
-42.8, basic composition 50. The bound used is the smaller of PLD's and basic composition's
-``n epsilon0`` (both valid), so a budget never buys less than ``epsilon / n`` per report.
+A mode of :mod:`privtune.privacy` (its top layer): it reads the composition
+(:mod:`.composition`: the per-report epsilon a total affords, private selection's cost) and
+states, for each planned number of trials, the noise on each released score and the smallest
+difference between two configurations that the run could resolve. :class:`PrivacyBudget` and
+:class:`BudgetMeter` live in :mod:`.composition` and are re-exported here.
 
 Examples
 --------
->>> from privtune.privacy.budget import laplace_composed_epsilon, per_report_epsilon
->>> eps0 = per_report_epsilon(10.0, 1e-6, 60)
->>> round(eps0, 3), round(10.0 / 60, 3)  # PLD buys more than an even split
-(0.259, 0.167)
->>> laplace_composed_epsilon(eps0, 60, 1e-6) <= 10.0
-True
+>>> from privtune.privacy.budget import plan_budget
+>>> plan = plan_budget(10.0, 1e-6, (0.0, 1.0), 60)
+>>> round(float(plan.epsilon_per_report[0]), 3)
+0.259
 """
 
 from __future__ import annotations
 
-import functools
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,119 +24,26 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_float, check_int
-from .curator import BudgetExhaustedError, _check_value_range
+from .composition import (
+    BudgetMeter,
+    PrivacyBudget,
+    RepeatDistribution,
+    laplace_composed_epsilon,
+    per_report_epsilon,
+    selection_per_candidate_epsilon,
+)
+from .errors import check_budget_pair, check_value_range
+from .units import PrivacyUnit
 
 __all__ = [
     "BudgetMeter",
     "BudgetPlan",
     "PrivacyBudget",
+    "check_budget_pair",
     "laplace_composed_epsilon",
     "per_report_epsilon",
     "plan_budget",
 ]
-
-#: Relative precision of :func:`per_report_epsilon`: the answer is within this fraction of
-#: the largest per-report epsilon that fits (and never above it).
-RTOL = 1e-3
-
-
-def laplace_composed_epsilon(epsilon0: float, n_reports: int, delta: float) -> float:
-    """The epsilon, at ``delta``, of ``n_reports`` Laplace reports of ``epsilon0`` each.
-
-    Parameters
-    ----------
-    epsilon0 : float
-        Each report's epsilon (Laplace noise of scale ``(hi - lo) / epsilon0``), ``> 0``.
-    n_reports : int
-        How many reports about the same data, ``>= 1``.
-    delta : float
-        In ``[0, 1)``; with 0 the bound is basic composition, ``n_reports * epsilon0``.
-
-    Returns
-    -------
-    float
-        ``min(n epsilon0, PLD epsilon at delta)``.
-    """
-    epsilon0 = check_float("epsilon0", epsilon0, low=0.0)
-    n_reports = check_int("n_reports", n_reports)
-    delta = check_float("delta", delta, low=0.0, high=1.0, closed_low=True, closed_high=False)
-    return _composed(epsilon0, n_reports, delta)
-
-
-#: The PLD accountant's value discretization while :func:`per_report_epsilon` searches: ten
-#: times coarser than dp-accounting's default (and the ledger's), 4 to 10 times faster and
-#: within 2e-4 of it (measured at 60 and 1000 reports, totals 10 and 100); the answer is
-#: checked on the ledger's grid.
-_SEARCH_GRID = 1e-3
-
-
-@functools.lru_cache(maxsize=1024)
-def _composed(epsilon0: float, n_reports: int, delta: float, grid: float | None = None) -> float:
-    basic = n_reports * epsilon0
-    if delta == 0.0:
-        return basic
-    import dp_accounting
-
-    kwargs = {} if grid is None else {"value_discretization_interval": grid}
-    acc = dp_accounting.pld.PLDAccountant(
-        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, **kwargs
-    )
-    event = dp_accounting.LaplaceDpEvent(1.0 / epsilon0)
-    acc.compose(dp_accounting.SelfComposedDpEvent(event, n_reports) if n_reports > 1 else event)
-    return min(basic, float(acc.get_epsilon(delta)))
-
-
-@functools.lru_cache(maxsize=256)
-def per_report_epsilon(epsilon: float, delta: float, n_reports: int) -> float:
-    """The largest per-report epsilon whose ``n_reports``-fold composition costs at most
-    ``(epsilon, delta)``.
-
-    Parameters
-    ----------
-    epsilon : float
-        The total epsilon, ``> 0``.
-    delta : float
-        The total delta, in ``[0, 1)``. With 0 (pure epsilon-DP) the answer is
-        ``epsilon / n_reports``.
-    n_reports : int
-        The number of reports the budget must cover, ``>= 1``.
-
-    Returns
-    -------
-    float
-        ``epsilon0`` with ``laplace_composed_epsilon(epsilon0, n_reports, delta) <= epsilon``,
-        within :data:`RTOL` of the largest such value; at least ``epsilon / n_reports``.
-    """
-    from scipy import optimize
-
-    epsilon = check_float("epsilon", epsilon, low=0.0)
-    delta = check_float("delta", delta, low=0.0, high=1.0, closed_low=True, closed_high=False)
-    n_reports = check_int("n_reports", n_reports)
-    even = epsilon / n_reports  # basic composition: always within the budget
-    if delta == 0.0:
-        return even
-    if n_reports == 1:  # one report's epsilon at any delta is at most its own: capped there
-        return epsilon
-
-    def excess(log_eps0: float) -> float:
-        cost = _composed(math.exp(log_eps0), n_reports, delta, _SEARCH_GRID)
-        return math.log(cost) - math.log(epsilon) if cost > 0.0 else -math.inf
-
-    # bracket upwards from the even split, where the evaluations are cheap (a report of
-    # epsilon0 near the total makes a slow PLD)
-    lo = math.log(even)
-    hi = min(lo + math.log(2.0), math.log(epsilon))
-    while excess(hi) <= 0.0:
-        if hi >= math.log(epsilon):  # a delta so large that any report fits: capped
-            return epsilon
-        lo, hi = hi, min(hi + math.log(2.0), math.log(epsilon))
-    root = optimize.brentq(excess, lo, hi, xtol=RTOL / 4, rtol=RTOL / 4)
-    eps0 = math.exp(root)
-    # checked as the ledger will account it (dp-accounting's default grid)
-    while eps0 > even and _composed(eps0, n_reports, delta) > epsilon:
-        eps0 *= 1.0 - RTOL / 4  # the root's side that fits
-    return max(eps0, even)
-
 
 #: The two-sided normal quantile of the resolution rule (95 % confidence).
 Z_95 = 1.959963984540054
@@ -181,10 +73,13 @@ class BudgetPlan:
         ``"selection"``, :func:`~privtune.privacy.selection_per_candidate_epsilon`).
     noise_std : ndarray
         The standard deviation of a released score's noise, in score units:
-        ``sqrt(2) (hi - lo) / epsilon_per_report``.
+        ``sqrt(2) s / epsilon_per_report`` with the unit's sensitivity ``s`` (``hi - lo``
+        for the score unit, ``(hi - lo) / n_val`` for the record unit).
     resolvable_difference : ndarray
         The smallest difference between two configurations' scores that the run could tell
         apart (the rule of :func:`plan_budget`), in score units.
+    n_val : int or None
+        The number of validation records under the record unit (``None``: the score unit).
     """
 
     epsilon: float
@@ -195,6 +90,17 @@ class BudgetPlan:
     epsilon_per_report: np.ndarray
     noise_std: np.ndarray
     resolvable_difference: np.ndarray
+    n_val: int | None = None
+
+    @property
+    def unit(self) -> PrivacyUnit:
+        """The privacy unit planned for."""
+        return PrivacyUnit.score() if self.n_val is None else PrivacyUnit.record(self.n_val)
+
+    @property
+    def protects(self) -> str:
+        """What the budget protects, in one sentence."""
+        return self.unit.protects(self.epsilon, self.delta)
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per planned number of trials."""
@@ -219,6 +125,7 @@ class BudgetPlan:
         lines = [
             f"budget epsilon={self.epsilon:g}, delta={self.delta:g}, {self.mechanism}, "
             f"value_range=({lo:g}, {hi:g})",
+            f"protects {self.protects}",
             f"{'trials':>7}  {'eps/report':>10}  {'noise sd':>9}  {'resolvable diff':>15}",
         ]
         for r in self.rows():
@@ -283,6 +190,7 @@ def plan_budget(
     mechanism: str = "laplace",
     *,
     distribution: str | float = "geometric",
+    n_val: int | None = None,
 ) -> BudgetPlan:
     """What a total ``(epsilon, delta)`` buys, before any score is touched.
 
@@ -299,6 +207,11 @@ def plan_budget(
     reports over many configurations, so it resolves less: a difference below ``Delta`` is one
     no run at this budget can find, and when ``Delta`` exceeds the width of ``value_range``,
     the scores carry no usable information.
+
+    With ``n_val`` (the record unit, :mod:`privtune.privacy.units`), each released score is a
+    mean over ``n_val`` validation records of a value in ``value_range``, its sensitivity
+    ``(hi - lo) / n_val``: the noise, and so ``Delta``, are ``n_val`` times smaller for the same
+    budget, which now protects each validation record rather than the whole score.
 
     With ``mechanism="selection"`` (only the pick is published), ``n`` is the mean number of
     candidates, ``epsilon_0`` the per-candidate epsilon whose selection costs the budget, and
@@ -320,6 +233,9 @@ def plan_budget(
         ``"selection"``: private selection, only the pick published (``delta > 0``).
     distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
         With ``"selection"``: the distribution of the number of candidates.
+    n_val : int, optional
+        The number of validation records under the record unit; ``None`` (default): the score
+        unit.
 
     Returns
     -------
@@ -332,19 +248,22 @@ def plan_budget(
     >>> plan = plan_budget(100.0, 1e-6, (0.0, 1.0), [20, 60])
     >>> [round(float(d), 2) for d in plan.resolvable_difference]
     [0.25, 0.38]
+    >>> plan = plan_budget(1.0, 1e-6, (0.0, 1.0), 40, n_val=5000)
+    >>> round(float(plan.noise_std[0]), 4)  # 0.7 accuracy points
+    0.0072
     """
     epsilon = check_float("epsilon", epsilon, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_low=True, closed_high=False)
-    lo, hi = _check_value_range(value_range)
+    lo, hi = check_value_range(value_range)
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
     counts = [n_trials] if isinstance(n_trials, (int, np.integer)) else list(n_trials)
     if not counts:
         raise ValueError("n_trials must be a positive integer or a non-empty sequence of them.")
     ns = np.array([check_int("n_trials", n) for n in counts], dtype=int)
+    unit = PrivacyUnit.score() if n_val is None else PrivacyUnit.record(n_val)
+    sensitivity = unit.sensitivity((lo, hi))
     if mechanism == "selection":
-        from .selection import RepeatDistribution, selection_per_candidate_epsilon
-
         if delta == 0.0:
             raise ValueError("delta must be > 0 with mechanism='selection' (an RDP bound).")
         eps0 = np.array(
@@ -355,194 +274,10 @@ def plan_budget(
                 for n in ns
             ]
         )
-        sigma = math.sqrt(2.0) * (hi - lo) / eps0
+        sigma = math.sqrt(2.0) * sensitivity / eps0
         resolvable = Z_95 * sigma * math.sqrt(2.0) * np.ones(len(ns))
     else:
         eps0 = np.array([per_report_epsilon(epsilon, delta, int(n)) for n in ns])
-        sigma = math.sqrt(2.0) * (hi - lo) / eps0
+        sigma = math.sqrt(2.0) * sensitivity / eps0
         resolvable = Z_95 * sigma * np.sqrt(4.0 / ns)
-    return BudgetPlan(epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable)
-
-
-@dataclass(frozen=True)
-class PrivacyBudget:
-    """A total ``(epsilon, delta)`` spread evenly over ``n_reports`` Laplace reports.
-
-    What the adapters' ``privacy_budget`` builds: every report is released with the per-report
-    epsilon :func:`per_report_epsilon` affords (PLD accounting, as the ledger composes), and no
-    report beyond ``n_reports`` may be released (:class:`BudgetMeter` counts them in one
-    process; the Optuna sampler counts them across workers in the study's storage).
-
-    Parameters
-    ----------
-    epsilon : float
-        The total epsilon, ``> 0``.
-    delta : float
-        The total delta, in ``[0, 1)``.
-    n_reports : int
-        The number of reports the budget covers, ``>= 1``.
-
-    Examples
-    --------
-    >>> from privtune.privacy import PrivacyBudget
-    >>> budget = PrivacyBudget(10.0, 1e-6, 60)
-    >>> round(budget.epsilon_per_report, 3)
-    0.259
-    >>> budget.spent_epsilon(60) <= 10.0
-    True
-    """
-
-    epsilon: float
-    delta: float
-    n_reports: int
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_float("epsilon", self.epsilon, low=0.0))
-        delta = check_float(
-            "delta", self.delta, low=0.0, high=1.0, closed_low=True, closed_high=False
-        )
-        object.__setattr__(self, "delta", delta)
-        object.__setattr__(self, "n_reports", check_int("n_reports", self.n_reports))
-
-    @classmethod
-    def from_arg(cls, privacy_budget: Any, n_reports: int, *, n_name: str) -> PrivacyBudget:
-        """The budget of an adapter's ``privacy_budget=(epsilon, delta)`` over ``n_reports``.
-
-        Parameters
-        ----------
-        privacy_budget : tuple of float
-            ``(epsilon, delta)``.
-        n_reports : int
-            The planned number of reports.
-        n_name : str
-            The adapter's name for the planned number (``"n_trials"``, ``"n_iter"``), for the
-            error message.
-        """
-        epsilon, delta = check_budget_pair(privacy_budget)
-        if n_reports is None:
-            raise ValueError(
-                f"{n_name} is required with privacy_budget: the budget is spread over the "
-                f"planned number of reports, so {n_name} must be known before the first one."
-            )
-        return cls(epsilon, delta, check_int(n_name, n_reports))
-
-    @property
-    def epsilon_per_report(self) -> float:
-        """Each report's epsilon: :func:`per_report_epsilon` of the budget over ``n_reports``."""
-        return per_report_epsilon(self.epsilon, self.delta, self.n_reports)
-
-    def spent_epsilon(self, n_released: int) -> float:
-        """The epsilon, at the budget's delta, of ``n_released`` reports (0 for none)."""
-        n = int(n_released)
-        return 0.0 if n <= 0 else _composed(self.epsilon_per_report, n, self.delta)
-
-    def to_attrs(self) -> dict[str, Any]:
-        """The budget as JSON-serialisable data (stored with each claim of a study)."""
-        return {"epsilon": self.epsilon, "delta": self.delta, "n_reports": self.n_reports}
-
-    def __str__(self) -> str:
-        return (
-            f"epsilon={self.epsilon:g}, delta={self.delta:g} over {self.n_reports} reports "
-            f"(epsilon {self.epsilon_per_report:.4g} each)"
-        )
-
-    def report(self, n_released: int, n_reserved: int | None = None) -> dict[str, Any]:
-        """What the budget was, what was spent and what remains.
-
-        Parameters
-        ----------
-        n_released : int
-            Reports released so far.
-        n_reserved : int, optional
-            Reports counted against the budget (released or under way); default
-            ``n_released``.
-
-        Returns
-        -------
-        dict
-            ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
-            ``reserved_reports``, ``remaining_reports`` and ``spent_epsilon`` (the released
-            reports composed at the budget's delta, at most ``budget_epsilon``).
-        """
-        reserved = int(n_released if n_reserved is None else n_reserved)
-        return {
-            "budget_epsilon": self.epsilon,
-            "budget_delta": self.delta,
-            "planned_reports": self.n_reports,
-            "released_reports": int(n_released),
-            "reserved_reports": reserved,
-            "remaining_reports": max(self.n_reports - reserved, 0),
-            "spent_epsilon": self.spent_epsilon(n_released),
-        }
-
-
-def check_budget_pair(privacy_budget: Any, *, delta_positive: bool = False) -> tuple[float, float]:
-    """``privacy_budget`` as ``(epsilon, delta)``, or a ``ValueError`` naming it.
-
-    Parameters
-    ----------
-    privacy_budget : tuple of float
-        ``(epsilon, delta)`` with ``epsilon > 0`` and ``0 <= delta < 1``.
-    delta_positive : bool, default=False
-        Require ``delta > 0`` (an RDP bound has no ``delta = 0``).
-    """
-    bound = "0 < delta < 1" if delta_positive else "0 <= delta < 1"
-    message = (
-        f"privacy_budget must be a pair (epsilon, delta) with epsilon > 0 and {bound}, "
-        f"got {privacy_budget!r}."
-    )
-    if isinstance(privacy_budget, (str, bytes)) or not isinstance(
-        privacy_budget, (tuple, list, np.ndarray)
-    ):
-        raise ValueError(message)
-    if len(privacy_budget) != 2:
-        raise ValueError(message)
-    try:
-        epsilon = check_float("privacy_budget[0] (epsilon)", privacy_budget[0], low=0.0)
-        delta = check_float(
-            "privacy_budget[1] (delta)",
-            privacy_budget[1],
-            low=0.0,
-            high=1.0,
-            closed_low=not delta_positive,
-            closed_high=False,
-        )
-    except TypeError:
-        raise ValueError(message) from None
-    return epsilon, delta
-
-
-class BudgetMeter:
-    """Counts the reports released under a :class:`PrivacyBudget` in one process, and refuses
-    the one that would exceed it (thread-safe).
-
-    A curator given a meter calls :meth:`claim` before it draws any noise, so a refused report
-    releases nothing.
-
-    Parameters
-    ----------
-    budget : PrivacyBudget
-    """
-
-    def __init__(self, budget: PrivacyBudget) -> None:
-        self.budget = budget
-        self.n_released = 0
-        self._lock = threading.Lock()
-
-    @property
-    def remaining(self) -> int:
-        """Reports the budget still covers."""
-        return self.budget.n_reports - self.n_released
-
-    def claim(self, count: int = 1) -> None:
-        """Count ``count`` more reports, or raise :class:`BudgetExhaustedError` (and count
-        nothing) when they would exceed the budget."""
-        with self._lock:
-            if self.n_released + count > self.budget.n_reports:
-                raise BudgetExhaustedError(
-                    f"The privacy budget ({self.budget}) is spent: {self.n_released} of "
-                    f"{self.budget.n_reports} reports were released and {count} more would "
-                    "exceed it. Nothing more is released; plan more reports with a larger "
-                    "budget (privtune.privacy.plan_budget) before the next run."
-                )
-            self.n_released += count
+    return BudgetPlan(epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable, unit.n_val)

@@ -20,50 +20,22 @@ same caveat, and the same choice of sampler, hold for its Gaussian sampling.
 
 from __future__ import annotations
 
-import math
-import numbers
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .ledger import PrivacyLedger, _check_epsilon, _check_gaussian, gaussian_event, laplace_event
+from .composition import BudgetMeter
+from .errors import BudgetExhaustedError, PrivacyError
+from .errors import check_epsilon as _check_epsilon
+from .errors import check_gaussian as _check_gaussian
+from .errors import check_value_range as _check_value_range
+from .ledger import PrivacyLedger, gaussian_event, laplace_event
 from .noise import get_noise_sampler, opendp_release, resolve
 from .receipts import Receipt, digest
-
-if TYPE_CHECKING:
-    from .budget import BudgetMeter
+from .units import PrivacyUnit
 
 __all__ = ["BudgetExhaustedError", "GaussianCurator", "LaplaceCurator", "PrivacyError"]
-
-
-class PrivacyError(RuntimeError):
-    """A privacy rule would be broken: privtune refuses to go on (it fails closed)."""
-
-
-class BudgetExhaustedError(PrivacyError):
-    """A release would exceed the total privacy budget: nothing is released."""
-
-
-def _check_value_range(value_range, name: str = "value_range") -> tuple[float, float]:
-    """A pair ``(lo, hi)`` of finite real numbers with ``lo < hi``: a tuple, a list or a
-    1-D array of two numbers (not a string, a mapping or a set, whose items are not a range)."""
-    message = f"{name} must be a pair (lo, hi) of finite numbers with lo < hi, got {value_range!r}."
-    if isinstance(value_range, np.ndarray):
-        items = value_range.tolist() if value_range.ndim == 1 else None
-    elif isinstance(value_range, (tuple, list)):
-        items = list(value_range)
-    else:  # a string, bytes, a dict, a set, a scalar...
-        items = None
-    if items is None or len(items) != 2:
-        raise ValueError(message)
-    if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in items):
-        raise ValueError(message)
-    lo, hi = (float(v) for v in items)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(message)
-    return lo, hi
 
 
 class _Curator:
@@ -76,8 +48,13 @@ class _Curator:
         value_range: tuple[float, float],
         seed: int | np.random.Generator | None,
         ledger: PrivacyLedger | None,
+        unit: PrivacyUnit | None = None,
     ) -> None:
         self.value_range = _check_value_range(value_range)
+        if unit is not None and not isinstance(unit, PrivacyUnit):
+            raise TypeError(f"unit must be a PrivacyUnit, got {type(unit).__name__}.")
+        #: Whom a release protects: the whole score (default) or each validation record.
+        self.unit = PrivacyUnit.score() if unit is None else unit
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.ledger = PrivacyLedger() if ledger is None else ledger
         #: Counts the releases against a total budget; ``None``: no limit.
@@ -90,9 +67,9 @@ class _Curator:
 
     @property
     def sensitivity(self) -> float:
-        """Largest change of one report's input, ``hi - lo``."""
-        lo, hi = self.value_range
-        return hi - lo
+        """Largest change of one report's input between neighbours: ``hi - lo`` for the score
+        unit, ``(hi - lo) / n_val`` for the record unit (:mod:`privtune.privacy.units`)."""
+        return self.unit.sensitivity(self.value_range)
 
     def privatize(self, y, owner: str = "default", *, rng: np.random.Generator | None = None):
         """Return the privatized score(s) ``clip(y, lo, hi) + noise`` (the class's mechanism).
@@ -178,7 +155,14 @@ class _Curator:
 
     def receipt(self, value: float) -> Receipt:
         """The receipt this curator issues for the released ``value``."""
-        return Receipt(self.event, self.epsilon, self.delta, self.value_range, digest(value))
+        return Receipt(
+            self.event,
+            self.epsilon,
+            self.delta,
+            self.value_range,
+            digest(value),
+            self.unit.to_data(),
+        )
 
     #: The per-report delta (0 for pure epsilon-DP).
     delta: float = 0.0
@@ -213,11 +197,16 @@ class LaplaceCurator(_Curator):
         Seed of the noise generator, for reproducible experiments.
     ledger : PrivacyLedger, optional
         Where releases are recorded; a new ledger by default.
+    unit : PrivacyUnit, optional
+        Whom a release protects (:mod:`privtune.privacy.units`): by default the whole score
+        (sensitivity ``hi - lo``); ``PrivacyUnit.record(n_val)`` for a mean over ``n_val``
+        validation records of a per-record value in ``value_range`` (sensitivity
+        ``(hi - lo) / n_val``).
 
     Attributes
     ----------
     scale : float
-        The Laplace scale ``(hi - lo) / epsilon``.
+        The Laplace scale ``sensitivity / epsilon``: ``(hi - lo) / epsilon`` for the score unit.
     ledger : PrivacyLedger
         Every release, with its epsilon.
 
@@ -238,15 +227,17 @@ class LaplaceCurator(_Curator):
         value_range: tuple[float, float],
         seed: int | np.random.Generator | None = None,
         ledger: PrivacyLedger | None = None,
+        *,
+        unit: PrivacyUnit | None = None,
     ) -> None:
-        super().__init__(value_range, seed, ledger)
+        super().__init__(value_range, seed, ledger, unit)
         self.epsilon = _check_epsilon(epsilon)
 
     _kind = "laplace"
 
     @property
     def scale(self) -> float:
-        """Laplace scale ``(hi - lo) / epsilon``."""
+        """Laplace scale ``sensitivity / epsilon``."""
         return self.sensitivity / self.epsilon
 
     @property

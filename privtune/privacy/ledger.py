@@ -27,6 +27,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .errors import check_epsilon as _check_epsilon
+from .errors import check_gaussian as _check_gaussian
+
 if TYPE_CHECKING:  # imported where an event is built: not with privtune
     import dp_accounting
 
@@ -365,25 +368,6 @@ def gaussian_event(noise_multiplier: float) -> dp_accounting.DpEvent:
     import dp_accounting
 
     return dp_accounting.GaussianDpEvent(noise_multiplier)
-
-
-def _check_gaussian(noise_multiplier, delta) -> tuple[float, float]:
-    """Validate a Gaussian release's noise multiplier (> 0) and calibrated delta (in (0, 1))."""
-    z = float(noise_multiplier)
-    if not (math.isfinite(z) and z > 0.0):
-        raise ValueError(f"noise_multiplier must be a finite float > 0, got {noise_multiplier!r}.")
-    if not 0.0 < float(delta) < 1.0:
-        raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
-    return z, float(delta)
-
-
-def _check_epsilon(epsilon: float) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"epsilon must be a float > 0, got {epsilon!r}.")
-    value = float(epsilon)
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"epsilon must be a finite float > 0, got {epsilon!r}.")
-    return value
 
 
 def _advanced_composition(epsilon: float, k: int, delta: float) -> float:

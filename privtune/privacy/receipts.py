@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .units import PrivacyUnit
+
 if TYPE_CHECKING:
     import dp_accounting
 
@@ -36,6 +38,7 @@ __all__ = [
     "ATTR_DIGEST",
     "ATTR_EPSILON",
     "ATTR_EVENT",
+    "ATTR_UNIT",
     "ATTR_VALUE_RANGE",
     "Receipt",
     "digest",
@@ -50,6 +53,8 @@ ATTR_DIGEST = "privtune:digest"
 ATTR_EVENT = "privtune:event"
 #: Only for a release with a delta (the Gaussian curator).
 ATTR_DELTA = "privtune:delta"
+#: Only for a release under the record unit (``"record:<n_val>"``); absent means the score unit.
+ATTR_UNIT = "privtune:unit"
 
 #: The only module whose events a stored receipt may name.
 _EVENT_MODULE = "dp_accounting.dp_event"
@@ -117,6 +122,9 @@ class Receipt:
         The declared range the score was clipped to.
     digest : str
         :func:`digest` of the released value.
+    unit : str
+        The privacy unit (:meth:`privtune.privacy.units.PrivacyUnit.to_data`): ``"score"``,
+        or ``"record:<n_val>"``; the noise was scaled to that unit's sensitivity.
     """
 
     event: dp_accounting.DpEvent
@@ -124,6 +132,7 @@ class Receipt:
     delta: float
     value_range: tuple[float, float]
     digest: str
+    unit: str = "score"
 
     def matches(self, value: float) -> bool:
         """Whether ``value`` is the one this receipt was made for."""
@@ -139,6 +148,8 @@ class Receipt:
         }
         if self.delta:
             attrs[ATTR_DELTA] = self.delta
+        if self.unit != "score":
+            attrs[ATTR_UNIT] = self.unit
         return attrs
 
     @classmethod
@@ -153,6 +164,7 @@ class Receipt:
                 delta=float(attrs.get(ATTR_DELTA, 0.0)),
                 value_range=(float(lo), float(hi)),
                 digest=str(attrs[ATTR_DIGEST]),
+                unit=PrivacyUnit.from_data(attrs.get(ATTR_UNIT, "score")).to_data(),
             )
         except (KeyError, TypeError, ValueError):
             return None

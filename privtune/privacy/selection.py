@@ -36,197 +36,36 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._checks import check_float
-from .budget import check_budget_pair
-from .curator import LaplaceCurator, _check_value_range
+from .composition import (
+    SHAPES,
+    RepeatDistribution,
+    selection_epsilon,
+    selection_per_candidate_epsilon,
+)
+from .curator import LaplaceCurator
+from .errors import check_budget_pair
+from .errors import check_value_range as _check_value_range
 from .noise import check_seedable
+from .release import ScoreRelease
+from .units import PrivacyUnit
 
 __all__ = [
+    "SHAPES",
     "PrivateSelection",
     "RepeatDistribution",
+    "Selector",
     "private_selection",
     "selection_epsilon",
     "selection_per_candidate_epsilon",
 ]
-
-#: The named distributions of the number of candidates, to their shape.
-SHAPES = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
-
-
-@dataclass(frozen=True)
-class RepeatDistribution:
-    """The distribution of the number of candidates ``K``: its mean and its shape.
-
-    Parameters
-    ----------
-    mean : float
-        ``E[K]``, ``>= 1``.
-    distribution : {"logarithmic", "geometric", "poisson"} or float, default="geometric"
-        A name, or the shape ``eta > 0`` of a truncated negative binomial.
-    """
-
-    mean: float
-    distribution: str | float = "geometric"
-    shape: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mean", check_float("mean", self.mean, low=1.0, closed_low=True))
-        d = self.distribution
-        if isinstance(d, str):
-            if d not in SHAPES:
-                raise ValueError(
-                    f"distribution must be one of {sorted(SHAPES)} or a shape > 0, got {d!r}."
-                )
-            shape = SHAPES[d]
-        else:
-            shape = check_float("distribution (a shape)", d, low=0.0)
-        object.__setattr__(self, "shape", shape)
-
-    @property
-    def gamma(self) -> float:
-        """The parameter ``gamma`` of ``D_{eta, gamma}`` with this mean (not for Poisson)."""
-        if self.shape == math.inf:
-            raise ValueError("the Poisson distribution has no gamma")
-        return _gamma(self.shape, self.mean)
-
-    def draw(self, rng: np.random.Generator) -> int:
-        """One ``K``."""
-        if self.shape == math.inf:
-            return int(rng.poisson(self.mean))
-        gamma = self.gamma
-        if gamma >= 1.0:
-            return 1
-        if self.shape == 0.0:
-            return int(rng.logseries(1.0 - gamma))
-        if self.shape == 1.0:
-            return int(rng.geometric(gamma))
-        while True:  # the negative binomial conditioned on K >= 1
-            k = int(rng.negative_binomial(self.shape, gamma))
-            if k >= 1:
-                return k
-
-    def event(self, epsilon0: float) -> Any:
-        """``RepeatAndSelectDpEvent`` of a Laplace candidate of ``epsilon0``."""
-        from dp_accounting import LaplaceDpEvent
-        from dp_accounting.dp_event import RepeatAndSelectDpEvent
-
-        return RepeatAndSelectDpEvent(LaplaceDpEvent(1.0 / epsilon0), self.mean, self.shape)
-
-
-def _tnb_mean(gamma: float, shape: float) -> float:
-    """The mean of ``D_{shape, gamma}`` (Papernot & Steinke, Sec. 2)."""
-    if shape == 0.0:
-        return (1.0 / gamma - 1.0) / math.log(1.0 / gamma)
-    return shape * (1.0 - gamma) / (gamma * (1.0 - gamma**shape))
-
-
-@functools.lru_cache(maxsize=256)
-def _gamma(shape: float, mean: float) -> float:
-    """``gamma`` with ``_tnb_mean(gamma, shape) == mean`` (the mean decreases in gamma)."""
-    if mean <= 1.0:
-        return 1.0
-    if shape == 1.0:
-        return 1.0 / mean
-    from scipy import optimize
-
-    log_gamma = optimize.brentq(
-        lambda g: math.log(_tnb_mean(math.exp(g), shape)) - math.log(mean),
-        math.log(1e-300),
-        math.log(1.0 - 1e-12),
-        xtol=1e-14,
-    )
-    return math.exp(log_gamma)
-
-
-@functools.lru_cache(maxsize=1024)
-def _selection_epsilon(epsilon0: float, mean: float, shape: float, delta: float) -> float:
-    import dp_accounting
-
-    acc = dp_accounting.rdp.RdpAccountant()
-    acc.compose(RepeatDistribution(mean, _name(shape)).event(epsilon0))
-    return float(acc.get_epsilon(delta))
-
-
-def _name(shape: float) -> str | float:
-    for name, s in SHAPES.items():
-        if s == shape:
-            return name
-    return shape
-
-
-def selection_epsilon(epsilon0: float, distribution: RepeatDistribution, delta: float) -> float:
-    """The epsilon, at ``delta``, of selecting the best of ``K`` Laplace candidates.
-
-    Parameters
-    ----------
-    epsilon0 : float
-        Each candidate's epsilon (Laplace noise of scale ``(hi - lo) / epsilon0``).
-    distribution : RepeatDistribution
-        The distribution of ``K``.
-    delta : float
-        In ``(0, 1)``.
-
-    Returns
-    -------
-    float
-        dp-accounting's RDP bound for ``RepeatAndSelectDpEvent``.
-    """
-    epsilon0 = check_float("epsilon0", epsilon0, low=0.0)
-    delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    return _selection_epsilon(epsilon0, distribution.mean, distribution.shape, delta)
-
-
-@functools.lru_cache(maxsize=256)
-def _per_candidate(epsilon: float, delta: float, mean: float, shape: float) -> float:
-    from scipy import optimize
-
-    def excess(log_eps0: float) -> float:
-        return _selection_epsilon(math.exp(log_eps0), mean, shape, delta) - epsilon
-
-    lo, hi = math.log(epsilon) - 12.0, math.log(epsilon) + 2.0
-    if excess(lo) > 0:
-        raise ValueError(
-            f"a total epsilon of {epsilon:g} at delta={delta:g} cannot pay for selecting among "
-            f"{mean:g} candidates on average with this distribution: even a vanishing per-"
-            "candidate epsilon costs more. Raise the budget or delta, or lower the mean."
-        )
-    if excess(hi) <= 0:
-        return math.exp(hi)
-    log_eps0 = optimize.brentq(excess, lo, hi, xtol=1e-6)
-    while excess(log_eps0) > 0:  # the answer must fit the budget, not approximately
-        log_eps0 -= 1e-6
-    return math.exp(log_eps0)
-
-
-def selection_per_candidate_epsilon(
-    epsilon: float, delta: float, distribution: RepeatDistribution
-) -> float:
-    """The largest per-candidate epsilon whose selection costs at most ``(epsilon, delta)``.
-
-    Parameters
-    ----------
-    epsilon : float
-        The total epsilon, ``> 0``.
-    delta : float
-        The total delta, in ``(0, 1)`` (the RDP bound needs ``delta > 0``).
-    distribution : RepeatDistribution
-
-    Returns
-    -------
-    float
-        ``epsilon0`` with ``selection_epsilon(epsilon0, distribution, delta) <= epsilon``.
-    """
-    epsilon = check_float("epsilon", epsilon, low=0.0)
-    delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    return _per_candidate(epsilon, delta, distribution.mean, distribution.shape)
 
 
 @dataclass(frozen=True)
@@ -273,8 +112,11 @@ class Selector:
         Each candidate's epsilon.
     value_range : tuple of float
     maximize : bool, default=True
-    rng : numpy.random.Generator, optional
-        The noise's generator.
+    noise_seed : int, optional
+        For reproducible experiments only: candidate ``i``'s noise comes from
+        ``report_generator(noise_seed, "selection", i)`` (:mod:`privtune.privacy.seeds`).
+    unit : PrivacyUnit, optional
+        The privacy unit of each candidate's score (default: the whole score).
     """
 
     def __init__(
@@ -283,9 +125,11 @@ class Selector:
         value_range: tuple[float, float],
         *,
         maximize: bool = True,
-        rng: np.random.Generator | None = None,
+        noise_seed: int | None = None,
+        unit: PrivacyUnit | None = None,
     ) -> None:
-        self.curator = LaplaceCurator(epsilon0, value_range, seed=rng)
+        self.curator = LaplaceCurator(epsilon0, value_range, unit=unit)
+        self._release = ScoreRelease(self.curator, noise_seed=noise_seed)
         self.maximize = bool(maximize)
         self._best: tuple[int, float] | None = None
         self.n_offered = 0
@@ -296,7 +140,7 @@ class Selector:
         lo, hi = self.curator.value_range
         worst = lo if self.maximize else hi
         y = float(raw_score) if math.isfinite(float(raw_score)) else worst
-        released = float(self.curator.privatize(y))
+        released, _ = self._release(y, owner="selection", number=self.n_offered)
         key = released if self.maximize else -released
         if self._best is None or key > (self._best[1] if self.maximize else -self._best[1]):
             self._best = (self.n_offered, released)
@@ -395,8 +239,7 @@ def private_selection(
     rng = np.random.default_rng(seed)
     k = dist.draw(rng)  # before any score: K does not depend on the data
     candidates = [sample(rng) for _ in range(k)]
-    noise_rng = None if noise_seed is None else np.random.default_rng(noise_seed)
-    selector = Selector(epsilon0, value_range, maximize=maximize, rng=noise_rng)
+    selector = Selector(epsilon0, value_range, maximize=maximize, noise_seed=noise_seed)
     for c in candidates:
         selector.offer(score(c))
     index, released = selector.best()

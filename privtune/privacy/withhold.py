@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from .curator import PrivacyError
+from .errors import PrivacyError
 
 __all__ = ["bare", "clean", "describe", "is_clean", "release", "withheld"]
 

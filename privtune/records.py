@@ -1,0 +1,280 @@
+"""Record-level scores: a metric that is a mean of a bounded per-record value, computed by
+privtune on a hold-out validation set, so that its sensitivity holds by construction.
+
+Under the record unit (:mod:`privtune.privacy.units`) the secret is one validation record. A
+score that is the mean over the ``n_val`` validation records of a per-record value clipped to
+``[lo, hi]`` moves by at most ``(hi - lo) / n_val`` when one record is replaced by any other
+(replace-one, ``n_val`` public): the model does not change (it never saw the validation
+records), only that record's term of the mean does, and the term is confined to ``[lo, hi]``.
+privtune computes the per-record values itself from the estimator's predictions, so a user
+cannot declare a sensitivity that privtune does not check.
+
+Supported metrics (the names of scikit-learn's scorers), with the per-record value:
+
+- ``"accuracy"``: 1 if the prediction is right, else 0; range ``(0, 1)``.
+- ``"neg_log_loss"``: ``log p(y | x)``, clipped; ``value_range=(-L, 0)`` required.
+- ``"neg_mean_absolute_error"``: ``-|y - f(x)|``, clipped; ``value_range=(-L, 0)`` required.
+- ``"neg_mean_squared_error"``: ``-(y - f(x))^2``, clipped; ``value_range=(-L, 0)`` required.
+
+For the losses, ``value_range=(-L, 0)`` is the clip: a per-record loss above ``L`` counts as
+``L``, so the score is the mean of ``max(-loss, -L)``, not the loss itself. (The error rate is
+``1 - accuracy``.) Metrics that are not such a mean are refused: ROC AUC and average precision
+(a pairwise statistic: one record moves the score by up to ``1 / min(n_pos, n_neg)``, a bound
+that depends on private class counts), balanced accuracy, F1, precision and recall (ratios
+whose denominators are private counts; one record can move them by a constant), R² and
+explained variance (divided by the validation targets' own variance), and any callable scorer.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .privacy.errors import check_value_range
+from .privacy.units import PrivacyUnit
+
+__all__ = ["RECORD_METRICS", "RecordMetric", "RecordObjective", "record_metric"]
+
+
+def _correct(estimator: Any, X: Any, y: Any) -> np.ndarray:
+    return (np.asarray(estimator.predict(X)) == np.asarray(y)).astype(float)
+
+
+def _log_likelihood(estimator: Any, X: Any, y: Any) -> np.ndarray:
+    proba = np.asarray(estimator.predict_proba(X), dtype=float)
+    classes = np.asarray(estimator.classes_)
+    y = np.asarray(y)
+    index = np.searchsorted(classes, y)
+    index = np.clip(index, 0, len(classes) - 1)
+    known = classes[index] == y  # a label the model never saw has probability 0
+    p = np.where(known, proba[np.arange(len(y)), index], 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(p)  # -inf for p = 0, clipped to the range's low end
+
+
+def _neg_absolute_error(estimator: Any, X: Any, y: Any) -> np.ndarray:
+    pred = np.asarray(estimator.predict(X), dtype=float).reshape(len(y), -1)
+    return -np.mean(np.abs(np.asarray(y, dtype=float).reshape(len(y), -1) - pred), axis=1)
+
+
+def _neg_squared_error(estimator: Any, X: Any, y: Any) -> np.ndarray:
+    pred = np.asarray(estimator.predict(X), dtype=float).reshape(len(y), -1)
+    return -np.mean((np.asarray(y, dtype=float).reshape(len(y), -1) - pred) ** 2, axis=1)
+
+
+#: The supported metrics: per-record function and fixed range (``None``: the clip is required).
+RECORD_METRICS: dict[str, tuple[Callable[..., np.ndarray], tuple[float, float] | None]] = {
+    "accuracy": (_correct, (0.0, 1.0)),
+    "neg_log_loss": (_log_likelihood, None),
+    "neg_mean_absolute_error": (_neg_absolute_error, None),
+    "neg_mean_squared_error": (_neg_squared_error, None),
+}
+
+_REFUSED = {
+    ("roc_auc", "average_precision"): "a pairwise statistic: one record moves it by up to "
+    "1 / min(n_pos, n_neg), a bound that depends on private class counts",
+    ("balanced_accuracy", "f1", "precision", "recall", "jaccard", "matthews"): "a ratio whose "
+    "denominator is a private count: one record can move it by a constant",
+    ("r2", "explained_variance"): "divided by the validation targets' own variance, which one "
+    "record can change without bound",
+}
+
+
+@dataclass(frozen=True)
+class RecordMetric:
+    """A score that is the mean of a per-record value clipped to ``value_range``.
+
+    Call it as a scikit-learn scorer, ``metric(estimator, X_val, y_val)``. Build it with
+    :func:`record_metric`.
+
+    Attributes
+    ----------
+    name : str
+        The scorer's name (a key of :data:`RECORD_METRICS`).
+    value_range : tuple of float
+        ``(lo, hi)``: each record's value is clipped to it.
+    """
+
+    name: str
+    value_range: tuple[float, float]
+
+    def per_record(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
+        """Each validation record's value, clipped to ``value_range``."""
+        lo, hi = self.value_range
+        values = RECORD_METRICS[self.name][0](estimator, X, y)
+        return np.clip(np.nan_to_num(values, nan=lo, neginf=lo, posinf=hi), lo, hi)
+
+    def __call__(self, estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight is not available under the record unit: a weighted mean gives "
+                "one record more than a 1 / n_val share of the score, so the sensitivity "
+                "(hi - lo) / n_val would not hold."
+            )
+        return float(np.mean(self.per_record(estimator, X, y)))
+
+    def sensitivity(self, n_val: int) -> float:
+        """``(hi - lo) / n_val``: the most one replaced record can move the score."""
+        return PrivacyUnit.record(n_val).sensitivity(self.value_range)
+
+
+def _refusal(scoring: Any) -> str:
+    supported = ", ".join(repr(m) for m in RECORD_METRICS)
+    if callable(scoring):
+        why = (
+            "a callable scorer's sensitivity is not known to privtune (a user cannot declare "
+            "one that privtune does not check)"
+        )
+    else:
+        why = "its sensitivity is not a record's 1 / n_val share of a bounded range"
+        for names, reason in _REFUSED.items():
+            if isinstance(scoring, str) and scoring.startswith(names):
+                why = reason
+                break
+    return (
+        f"scoring={scoring!r} is not available under privacy_unit='record': {why}. Supported: "
+        f"{supported} (means of a bounded per-record value; accuracy is 1 - the error rate). "
+        "Or use privacy_unit='score', which protects the whole score."
+    )
+
+
+def record_metric(
+    scoring: Any = "accuracy", estimator: Any = None, value_range: Any = None
+) -> RecordMetric:
+    """The record-level metric of ``scoring``, or a ``ValueError`` saying why it is refused.
+
+    Parameters
+    ----------
+    scoring : str or None, default="accuracy"
+        A name of :data:`RECORD_METRICS`; ``None`` is the classifier's default score
+        (accuracy). Anything else is refused with the reason.
+    estimator : estimator, optional
+        With ``scoring=None``: a classifier (a regressor's default score, R², is refused).
+    value_range : tuple of float, optional
+        The per-record range ``(lo, hi)``, each record's value is clipped to it. Fixed for
+        accuracy (``(0, 1)``; another value is an error); required for the losses, as
+        ``(-L, 0)`` with the clip ``L > 0``.
+
+    Returns
+    -------
+    RecordMetric
+
+    Examples
+    --------
+    >>> from privtune.records import record_metric
+    >>> record_metric("accuracy").sensitivity(5000)
+    0.0002
+    >>> record_metric("neg_log_loss", value_range=(-5.0, 0.0)).value_range
+    (-5.0, 0.0)
+    """
+    if scoring is None:
+        from sklearn.base import is_classifier
+
+        if estimator is None or not is_classifier(estimator):
+            raise ValueError(_refusal("r2"))
+        scoring = "accuracy"
+    if not isinstance(scoring, str) or scoring not in RECORD_METRICS:
+        raise ValueError(_refusal(scoring))
+    fixed = RECORD_METRICS[scoring][1]
+    if fixed is not None:
+        if value_range is not None and check_value_range(value_range) != fixed:
+            raise ValueError(
+                f"value_range for scoring={scoring!r} under the record unit is {fixed}, the "
+                f"range of each record's value; got {value_range!r}."
+            )
+        return RecordMetric(scoring, fixed)
+    if value_range is None:
+        raise ValueError(
+            f"value_range=(-L, 0) is required for scoring={scoring!r} under privacy_unit="
+            "'record': it is the clip of each record's loss (a loss above L counts as L), which "
+            "bounds one record's share of the score. For example value_range=(-10.0, 0.0)."
+        )
+    lo, hi = check_value_range(value_range)
+    if hi != 0.0:
+        raise ValueError(
+            f"value_range for scoring={scoring!r} must be (-L, 0): a negated loss is at most 0; "
+            f"got {value_range!r}."
+        )
+    return RecordMetric(scoring, (lo, hi))
+
+
+class RecordObjective:
+    """An Optuna objective that scores on a hold-out set under the record unit.
+
+    ``objective(trial)`` builds an estimator with ``make_estimator(trial)`` (which calls the
+    trial's ``suggest_*``), fits it on the training data and returns the record-level metric on
+    the validation data. Pass it to :meth:`privtune.PrivateGPUCBSampler.privatize` (or
+    :func:`privtune.optimize`) with ``privacy_unit="record"``: the sampler reads the number of
+    validation records and the per-record range from it, so the sensitivity of every released
+    score is ``(hi - lo) / n_val`` by construction.
+
+    Protected: each of the ``n_val`` validation records. The training records are protected
+    only when the estimator is differentially private itself.
+
+    Parameters
+    ----------
+    make_estimator : callable
+        ``make_estimator(trial) -> estimator``, an unfitted estimator with the trial's
+        parameters.
+    X_train, y_train : array-like
+        The training data.
+    X_val, y_val : array-like
+        The validation data (``n_val = len(y_val)`` records, public).
+    scoring : str, default="accuracy"
+        A name of :data:`RECORD_METRICS`.
+    value_range : tuple of float, optional
+        The per-record range (:func:`record_metric`).
+
+    Attributes
+    ----------
+    metric : RecordMetric
+    n_val : int
+    unit : PrivacyUnit
+        ``PrivacyUnit.record(n_val)``.
+    """
+
+    def __init__(
+        self,
+        make_estimator: Callable[[Any], Any],
+        X_train: Any,
+        y_train: Any,
+        X_val: Any,
+        y_val: Any,
+        *,
+        scoring: str = "accuracy",
+        value_range: Any = None,
+    ) -> None:
+        if not callable(make_estimator):
+            raise TypeError(
+                f"make_estimator must be callable (trial -> estimator), got "
+                f"{type(make_estimator).__name__}."
+            )
+        n_val = len(y_val)
+        if len(X_val) != n_val or len(X_train) != len(y_train):
+            raise ValueError(
+                "X_val and y_val (and X_train and y_train) must have the same number of rows; "
+                f"got {len(X_val)} and {n_val} ({len(X_train)} and {len(y_train)})."
+            )
+        if not isinstance(n_val, numbers.Integral) or n_val < 1:
+            raise ValueError("the validation set must hold at least one record.")
+        self.make_estimator: Callable[[Any], Any] = make_estimator
+        self.X_train: Any = X_train
+        self.y_train: Any = y_train
+        self.X_val: Any = X_val
+        self.y_val: Any = y_val
+        self.metric: RecordMetric = record_metric(scoring, None, value_range)
+        self.n_val: int = int(n_val)
+        self.unit: PrivacyUnit = PrivacyUnit.record(self.n_val)
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return self.metric.value_range
+
+    def __call__(self, trial: Any) -> float:
+        estimator = self.make_estimator(trial)
+        estimator.fit(self.X_train, self.y_train)
+        return self.metric(estimator, self.X_val, self.y_val)
