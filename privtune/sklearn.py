@@ -160,8 +160,8 @@ default="auto"
         being the maximum of noisy values). Accounted with dp-accounting's
         ``RepeatAndSelectDpEvent`` (RDP): far cheaper than releasing every score, for the case
         where the search runs next to the data and only the pick leaves it. ``algorithm``
-        must be ``"auto"`` or ``"random"``, and ``evaluate_default`` does not apply (every
-        candidate is a random draw). See docs/privacy.md, "Private selection".
+        must be ``"auto"`` or ``"random"``; the untuned estimator is released beside the random
+        candidates (``evaluate_default``). See docs/privacy.md, "Private selection".
     n_iter_distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
         With ``release="best"``, the distribution of ``K``; a float is the shape of a
         truncated negative binomial (:mod:`privtune.privacy.selection`). ``K`` is not bounded:
@@ -207,11 +207,17 @@ default="auto"
         Overrides of the optimizer's tuning defaults (see
         :func:`privtune.tuning.make_optimizer`).
     evaluate_default : bool, default=True
-        Evaluate the estimator's own values of the space's parameters first, when they lie in
-        the space (one of the ``n_iter`` candidates), so that the untuned estimator is among
-        the candidates the pick is chosen from and tuning never loses it; with privacy it is
-        also the baseline of the pick (kept unless a candidate beats it with posterior
-        probability 0.95).
+        Evaluate the untuned estimator (its own values of the space's parameters) first, so
+        that it is among the candidates the pick is chosen from and tuning never loses it;
+        with privacy it is also the baseline of the pick, kept unless a candidate beats it with
+        posterior probability 0.95. When its values lie in the space it is one of the
+        ``n_iter`` candidates and the model learns from it; when they do not (a ``None``, a
+        value outside a range or off a step grid), it is evaluated all the same as an arm
+        outside the cube, which the model is not told, and compared through its released
+        score and the curator's known noise. With ``release="best"`` it is released beside
+        the ``K`` random candidates (one more report in the accounting) and kept unless the
+        best candidate's released score exceeds its own by the 95 % quantile of the
+        difference of two noise draws.
     verbose : int, default=0
         ``>= 1``: one line per round: without privacy the best mean score so far, with privacy
         the posterior mean of the current pick (never the maximum of the noisy released
@@ -456,6 +462,7 @@ default="auto"
         "_scoring_started",
         "_verbose",
         "_default_u",
+        "_default_params",
         "_space",
         "_ranges",
         "_metric",
@@ -547,7 +554,8 @@ default="auto"
             )
         if self._private:
             self._refuse_callbacks()
-        self._default_u = self._default_point() if self.evaluate_default else None
+        self._default_params = self._own_values() if self.evaluate_default else None
+        self._default_u = None if self._default_params is None else self._default_point()
         self._metric: str | None = None
         self._reported: list[str] = []
         self._released: dict[str, list[float]] = {}
@@ -619,11 +627,17 @@ default="auto"
             )
         return metric, [(train, test)]
 
+    def _own_values(self) -> dict[str, Any]:
+        """The estimator's own values of the space's parameters (the untuned estimator)."""
+        own = self.estimator.get_params(deep=True)
+        return {name: own[name] for name in self._space.names}
+
     def _default_point(self) -> np.ndarray | None:
         """The estimator's own values of the space's parameters, encoded, if they lie in the
-        space (each decodes to itself); ``None`` otherwise."""
-        own = self.estimator.get_params(deep=True)
-        values = {name: own[name] for name in self._space.names}
+        space (each decodes to itself); ``None`` otherwise: the untuned estimator is then
+        evaluated as an arm outside the cube, which the model is not told."""
+        assert self._default_params is not None
+        values = self._default_params
         try:
             u = self._space.to_unit(values)
         except (TypeError, ValueError):
@@ -783,9 +797,11 @@ default="auto"
         self._last_failure: ValueError | None = None
         search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
         results = None
+        outside = self._default_params is not None and self._default_u is None
         for r in range(n_rounds):
             size = min(q, n_iter - r * q)
-            U = self._propose(r * q, size)
+            extra = [self._default_params] if outside and r == 0 else []
+            U = self._propose(r * q, size - len(extra))
             round_ctx = _begin(
                 search_ctx,
                 self,
@@ -794,7 +810,7 @@ default="auto"
                 sequential_subtasks=False,
             )
             self._scoring_started = True
-            batch = self._evaluate(evaluate_candidates, U, round_ctx)
+            batch = self._evaluate(evaluate_candidates, U, round_ctx, extra)
             results = results if batch is None else batch
             _end(round_ctx, self)
             if self._verbose > 0:
@@ -804,7 +820,7 @@ default="auto"
             # fit with privacy).
             assert self._last_failure is not None
             raise self._last_failure
-        if self._private and self._history.n_finite:
+        if self._private and self._history.n_candidates_finite(results, self._metric):
             posterior, self._recommended = self._recommend(results)
             # reported within the score's range: a model's mean under heavy noise can leave it
             lo, hi = self._optimized_range()
@@ -826,14 +842,16 @@ default="auto"
             )
         self.n_candidates_ = k
         self._last_failure = None
-        U = rng.random((k, self._space.dim))
+        # the untuned estimator first (a baseline released beside the selection), then K draws
+        candidates = [] if self._default_params is None else [self._default_params]
+        candidates += [self._space.from_unit(u) for u in rng.random((k, self._space.dim))]
         q = self._batch_size()
-        n_rounds = math.ceil(k / q)
+        n_rounds = math.ceil(len(candidates) / q)
         self._warn_if_splits_change()
         search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
         self._scoring_started = True
         for r in range(n_rounds):
-            batch = U[r * q : (r + 1) * q]
+            batch = candidates[r * q : (r + 1) * q]
             round_ctx = _begin(
                 search_ctx,
                 self,
@@ -844,22 +862,21 @@ default="auto"
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the fits' warnings may quote scores
                 try:
-                    self._last_results = evaluate_candidates(
-                        [self._space.from_unit(u) for u in batch], callback_ctx=round_ctx
-                    )
+                    self._last_results = evaluate_candidates(batch, callback_ctx=round_ctx)
                 except ValueError as exc:
                     if not self._all_fits_failed(exc, len(batch)):
                         raise
                     # no row in scikit-learn's results: each failed candidate counts as the
                     # worst end of the range, released inside like any other
                     self._last_failure = exc
-                    for u in batch:
-                        self._offer(self._space.from_unit(u), math.nan, None)
+                    for params in batch:
+                        self._offer(params, math.nan, None)
             _end(round_ctx, self)
             if self._verbose > 0:
                 print(
                     f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
-                    f"{min((r + 1) * q, k)}/{k} candidates (release='best': no score is shown "
+                    f"{min((r + 1) * q, len(candidates))}/{len(candidates)} candidates "
+                    "(release='best': no score is shown "
                     "before the pick)",
                     flush=True,
                 )
@@ -886,7 +903,10 @@ default="auto"
     def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
         """Release one candidate's score inside the selection (nothing leaves it)."""
         assert self._selector is not None
-        self._selector.offer(raw_score)
+        if not self._offered and self._default_params is not None:
+            self._selector.offer_baseline(raw_score)  # the untuned estimator, offered first
+        else:
+            self._selector.offer(raw_score)
         self._offered.append((params, row))
 
     def _select(self, raw: dict, n_candidates: int) -> dict:
@@ -904,7 +924,8 @@ default="auto"
         assert self._selector is not None and self._selection is not None
         index, released = self._selector.best()
         assert index is not None
-        params, row = self._offered[index]
+        # the baseline (-1) is the first offer; the candidates follow it
+        params, row = self._offered[index + 1 if self._default_params is not None else index]
         results.clear()
         results["params"] = [params]
         for name in self._space.names:
@@ -962,9 +983,10 @@ default="auto"
             U.append(self._engine.ask(opt, n_told=len(self._history) + j, key=key, pending=pending))
         return U
 
-    def _evaluate(self, evaluate_candidates, U, round_ctx) -> dict | None:
-        """Cross-validate the candidates ``U`` and record them in the history; ``None`` when
-        every fit of the batch failed (scikit-learn keeps no row for it)."""
+    def _evaluate(self, evaluate_candidates, U, round_ctx, extra=()) -> dict | None:
+        """Cross-validate ``extra`` (parameters outside the cube: the untuned estimator when
+        the space cannot encode it) and the candidates ``U``, and record them in the history;
+        ``None`` when every fit of the batch failed (scikit-learn keeps no row for it)."""
         try:
             with warnings.catch_warnings():
                 if self._private:
@@ -973,37 +995,52 @@ default="auto"
                     # workers too (joblib passes the filters on).
                     warnings.simplefilter("ignore")
                 results = evaluate_candidates(
-                    [self._space.from_unit(u) for u in U], callback_ctx=round_ctx
+                    [*extra, *(self._space.from_unit(u) for u in U)], callback_ctx=round_ctx
                 )
         except ValueError as exc:
-            if not self._all_fits_failed(exc, len(U)):
+            if not self._all_fits_failed(exc, len(U) + len(extra)):
                 raise
             self._last_failure = exc
             self._history.add_failed(U)
-            self._warn_all_fits_failed(len(U), exc)
+            self._warn_all_fits_failed(len(U) + len(extra), exc)
             return None
         self._warn_nonfinite()
         self._last_results = results
         scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
         n = len(scores)
         self._history.add(U, scores[n - len(U) :], range(n - len(U), n))
+        if extra:
+            self._history.outside = n - len(U) - 1
         return results
 
     def _recommend(self, results) -> tuple[np.ndarray, int]:
         """Every candidate's posterior mean (score units; NaN for a failed one) and the pick:
         the engine's recommendation among the candidates with a released score. The untuned
-        estimator, evaluated first (the history's row 0), is the baseline: it is kept unless a
-        candidate beats it with posterior probability
-        :data:`~privtune.acquisition.BASELINE_LEVEL`."""
-        opt, scale = self._synced()
+        estimator, evaluated first, is the baseline: it is kept unless a candidate beats it
+        with posterior probability :data:`~privtune.acquisition.BASELINE_LEVEL`. Inside the
+        cube it is the history's row 0; outside (values the space cannot encode) it is an arm
+        the model was not told, whose value is its released score with the curator's noise."""
         h = self._history
         n_candidates = len(results["params"])
-        rows = h.rows_in_results(n_candidates)
         released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
+        posterior = np.full(n_candidates, np.nan)
+        rows = h.rows_in_results(n_candidates)
         eligible = np.zeros(len(h), dtype=bool)
         eligible[rows] = np.isfinite(released[h.candidate[rows]])  # a failure is not a pick
-        posterior = np.full(n_candidates, np.nan)
+        outside = h.outside if h.outside is not None and np.isfinite(released[h.outside]) else None
+        if outside is not None:
+            posterior[outside] = released[outside]
+        if not eligible.any():
+            assert outside is not None
+            return posterior, outside
+        opt, scale = self._synced()
         posterior[h.candidate[eligible]] = self._engine.posterior_scores(opt, scale, h.U[eligible])
+        if outside is not None:
+            release = self._releases[self._metric]
+            row = self._engine.recommend_against(
+                opt, scale, released[outside], release.curator.noise_variance, eligible=eligible
+            )
+            return posterior, outside if row < 0 else int(h.candidate[row])
         baseline = 0 if self._default_u is not None and eligible[0] else None
         row = self._engine.recommend(opt, baseline=baseline, eligible=eligible)
         return posterior, int(h.candidate[row])
@@ -1047,7 +1084,7 @@ default="auto"
         the posterior mean of the current pick (a model estimate from released scores, never
         the maximum of noisy values)."""
         value = self._history.best
-        if self._private and results is not None and self._history.n_finite:
+        if self._private and self._history.n_candidates_finite(results, self._metric):
             posterior, pick = self._recommend(results)
             value = float(np.clip(posterior[pick], *self._optimized_range()))
         shown = f"{value:.4f}" if math.isfinite(value) else "none yet"
@@ -1131,7 +1168,10 @@ default="auto"
             "mean_candidates": dist.mean,
             "n_candidates": getattr(self, "n_candidates_", None),
             "epsilon_per_candidate": epsilon0,
-            "epsilon": selection_epsilon(epsilon0, dist, delta),
+            "baseline": bool(self.evaluate_default),
+            "epsilon": selection_epsilon(
+                epsilon0, dist, delta, baseline=bool(self.evaluate_default)
+            ),
             "delta": delta,
             "accountant": "rdp",
         }
@@ -1186,7 +1226,10 @@ default="auto"
         dist = RepeatDistribution(self.n_iter, self.n_iter_distribution)
         if self.privacy_budget is not None:
             total, delta = check_budget_pair(self.privacy_budget, delta_positive=True)
-            return dist, selection_per_candidate_epsilon(total, delta, dist), delta
+            eps0 = selection_per_candidate_epsilon(
+                total, delta, dist, baseline=bool(self.evaluate_default)
+            )
+            return dist, eps0, delta
         assert self.epsilon is not None
         return dist, float(self.epsilon), 1e-6
 
@@ -1264,11 +1307,16 @@ class _History:
         self.U = np.zeros((0, dim))
         self.values = np.zeros(0)
         self.candidate = np.zeros(0, dtype=int)
+        #: The ``cv_results_`` row of the untuned estimator when it lies outside the cube (an
+        #: arm the optimizer is not told), else ``None``.
+        self.outside: int | None = None
 
     def __len__(self) -> int:
         return len(self.values)
 
     def add(self, U, scores, candidates) -> None:
+        if len(U) == 0:
+            return
         self.U = np.vstack([self.U, np.asarray(U, dtype=float)])
         self.values = np.concatenate([self.values, np.asarray(scores, dtype=float)])
         self.candidate = np.concatenate([self.candidate, np.asarray(list(candidates), dtype=int)])
@@ -1287,6 +1335,14 @@ class _History:
     @property
     def best(self) -> float:
         return float(self.scores.max()) if self.n_finite else -math.inf
+
+    def n_candidates_finite(self, results: dict | None, metric: str | None) -> bool:
+        """Whether some candidate, the arm outside the cube included, has a finite score."""
+        if self.n_finite:
+            return True
+        if results is None or self.outside is None:
+            return False
+        return bool(np.isfinite(float(results[f"mean_test_{metric}"][self.outside])))
 
     def rows_in_results(self, n_candidates: int) -> np.ndarray:
         return np.flatnonzero((self.candidate >= 0) & (self.candidate < n_candidates))

@@ -510,7 +510,7 @@ def privacy_summary(
     return out
 
 
-def recommend(model, *, baseline: int | None = None, eligible=None) -> int:
+def recommend(model, *, baseline: int | None = None, eligible=None, external=None) -> int:
     """The one recommendation rule: the row of the pick among ``model``'s told points.
 
     The best posterior mean among the eligible told points (ties: the best told reward), with
@@ -527,11 +527,16 @@ def recommend(model, *, baseline: int | None = None, eligible=None) -> int:
         Row of a told point to keep unless beaten.
     eligible : array_like of bool, optional
         Rows that may be picked (default: all).
+    external : (float, float), optional
+        A baseline outside the model's points (reward, noise variance), kept unless beaten:
+        ``-1`` stands for it (:meth:`privtune.optimizers.BaseOptimizer.recommend_row`).
 
     Returns
     -------
     int
     """
+    if external is not None:
+        return int(model.recommend_row(eligible=eligible, external=external))
     return int(model.recommend_row(baseline, eligible=eligible))
 
 
@@ -713,6 +718,26 @@ class TuningEngine:
     def recommend(self, opt: BaseOptimizer, *, baseline=None, eligible=None) -> int:
         """The row of the pick among ``opt``'s told points (:func:`recommend`)."""
         return recommend(opt, baseline=baseline, eligible=eligible)
+
+    def recommend_against(
+        self,
+        opt: BaseOptimizer,
+        scale: RewardScale,
+        score: float,
+        noise_var: float,
+        *,
+        eligible=None,
+    ) -> int:
+        """The row of the pick among ``opt``'s told points, or ``-1`` for a baseline outside
+        the cube (the untuned estimator when the space cannot encode its values), whose
+        released ``score`` has noise variance ``noise_var`` in score units: kept unless a told
+        point beats it with posterior probability
+        :data:`~privtune.acquisition.BASELINE_LEVEL`."""
+        reward = float(scale(np.array([score]))[0])
+        variance = (
+            float(noise_var) * float(scale(np.array([1.0]))[0] - scale(np.array([0.0]))[0]) ** 2
+        )
+        return recommend(opt, eligible=eligible, external=(reward, variance))
 
     @staticmethod
     def posterior_scores(opt: BaseOptimizer, scale: RewardScale, X) -> np.ndarray:

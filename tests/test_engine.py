@@ -187,3 +187,20 @@ def test_an_exception_leaves_a_private_computation_without_its_message():
     mine = release(clean(ValueError("value_range is required")))
     assert str(mine) == "value_range is required" and mine.__context__ is None
     assert describe(KeyError("secret")) == "KeyError"
+
+
+def test_a_baseline_outside_the_cube_is_kept_unless_a_told_point_beats_it():
+    # Ten points told exactly (no noise: the posterior sd at a told point is near 0): a point
+    # told 0.8 beats an external baseline of 0.2 known exactly, not one of 0.9, and not one of
+    # 0.2 whose own noise is so large (sd 10) that nothing beats it with probability 0.95.
+    engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0))
+    space = SearchSpace({"x": (0.0, 1.0)})
+    X = np.linspace(0.05, 0.95, 10)[:, None]
+    y = 0.4 + 0.4 * np.sin(3 * X[:, 0])
+    opt, scale = engine.sync("s", space, list(range(10)), X, y, seed=0)
+    best = int(np.argmax(y))
+    assert engine.recommend_against(opt, scale, 0.2, 0.0) == best
+    assert engine.recommend_against(opt, scale, 0.9, 0.0) == -1
+    assert engine.recommend_against(opt, scale, 0.2, 100.0) == -1
+    eligible = np.arange(10) != best
+    assert engine.recommend_against(opt, scale, 0.2, 0.0, eligible=eligible) != best

@@ -203,3 +203,29 @@ def test_with_a_large_epsilon_the_search_picks_a_good_candidate():
     # noise of scale 1e-4 on accuracies: the pick is (nearly) the best of the candidates'
     # true scores, and every C in [1e-3, 1e2] but the smallest scores above 0.9 here
     assert s.best_score_ > 0.9
+
+
+def test_the_baseline_is_kept_unless_a_candidate_beats_it_by_the_margin():
+    from privtune.privacy.selection import Selector
+
+    # Noise of scale 0.01 (epsilon 100 on a unit range): the margin is 3.27 scales.
+    sel = Selector(100.0, (0.0, 1.0), noise_seed=0)
+    assert sel.margin == pytest.approx(3.2718 * 0.01, rel=1e-4)
+    sel.offer_baseline(0.80)
+    for raw in (0.79, 0.80, 0.81):  # within a scale of it: the seeded draws stay below the margin
+        sel.offer(raw)
+    assert sel.best()[0] == -1
+    sel.offer(0.95)  # far above: replaces it
+    assert sel.best()[0] == 3
+    with pytest.raises(ValueError, match="offered already"):
+        sel.offer_baseline(0.5)
+
+
+def test_release_best_offers_the_untuned_estimator_and_accounts_for_it():
+    s = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
+    report = s.privacy_report_
+    assert report["baseline"] is True and report["epsilon"] <= 1.0
+    off = search(privacy_budget=(1.0, 1e-6), evaluate_default=False).fit(X, y)
+    # one more release to pay for: each candidate gets less
+    assert off.privacy_report_["baseline"] is False
+    assert s.epsilon_ < off.epsilon_

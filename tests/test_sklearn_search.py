@@ -568,18 +568,42 @@ def test_the_untuned_estimator_is_evaluated_first_when_it_lies_in_the_space():
     s = search(n_iter=4, epsilon=1.0, noise_random_state=0).fit(X, Y)
     assert s.cv_results_["params"][0] == {"C": 1.0}
     assert s.privacy_report_["n_reports"] == 4  # one of the n_iter candidates
-    # turned off, or outside the space: not evaluated
+    # turned off: not evaluated
     s = search(n_iter=4, evaluate_default=False).fit(X, Y)
     assert s.cv_results_["params"][0] != {"C": 1.0}
+
+
+def test_an_untuned_estimator_outside_the_space_is_still_evaluated_first():
+    # outside a range, and off a step grid: an arm outside the cube, one of the n_iter
     s = PrivateBOSearchCV(
         LogisticRegression(max_iter=200), {"C": (10.0, 100.0)}, algorithm="gp-ucb", n_iter=3
     ).fit(X, Y)
-    assert all(p["C"] >= 10.0 for p in s.cv_results_["params"])
-
-
-def test_a_default_off_the_parameters_grid_or_choices_is_not_evaluated():
+    assert s.cv_results_["params"][0] == {"C": 1.0}
+    assert all(p["C"] >= 10.0 for p in s.cv_results_["params"][1:])
+    assert len(s.cv_results_["params"]) == 3
     space = {"C": Real(0.5, 2.0, step=0.4), "fit_intercept": [True]}  # 1.0: off the grid 0.5, 0.9
     s = PrivateBOSearchCV(
         LogisticRegression(max_iter=200), space, algorithm="gp-ucb", n_iter=3, random_state=0
     ).fit(X, Y)
-    assert s.cv_results_["params"][0]["C"] != 1.0
+    assert s.cv_results_["params"][0] == {"C": 1.0, "fit_intercept": True}
+
+
+def test_an_untuned_estimator_outside_the_space_is_kept_unless_beaten():
+    # A None where the space has numbers. At a per-report epsilon of 0.2 (the score unit:
+    # noise of scale 5 accuracy units) no candidate can beat the untuned tree with posterior
+    # probability 0.95, whatever the noise draws: it is the pick, with batch_size 1 and 2.
+    from sklearn.tree import DecisionTreeClassifier
+
+    for batch_size in (1, 2):
+        s = PrivateBOSearchCV(
+            DecisionTreeClassifier(random_state=0),
+            {"max_depth": (1, 10), "min_samples_leaf": (1, 20)},
+            epsilon=0.2,
+            n_iter=6,
+            batch_size=batch_size,
+            random_state=0,
+            noise_random_state=0,
+        ).fit(X, Y)
+        assert s.cv_results_["params"][0] == {"max_depth": None, "min_samples_leaf": 1}
+        assert s.best_params_ == {"max_depth": None, "min_samples_leaf": 1}
+        assert s.privacy_report_["n_reports"] == 6

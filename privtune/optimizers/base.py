@@ -346,7 +346,13 @@ class BaseOptimizer:
         mean, var = self._posterior(np.vstack([X, x0]), None)
         return mean[:-1] - mean[-1], np.maximum(var[:-1], 0.0) + max(var[-1], 0.0)
 
-    def recommend_row(self, baseline: int | None = None, *, eligible=None) -> int:
+    def recommend_row(
+        self,
+        baseline: int | None = None,
+        *,
+        eligible=None,
+        external: tuple[float, float] | None = None,
+    ) -> int:
         """Index of the told point with the best posterior mean (ties: the best told reward).
 
         The rule of :func:`privtune.acquisition.recommend_index`, over the told points in order;
@@ -359,15 +365,43 @@ class BaseOptimizer:
             :data:`~privtune.acquisition.BASELINE_LEVEL` (see :meth:`probability_better`).
         eligible : array_like of bool of shape (t,), optional
             Rows that may be picked (default: all); e.g. not a failure's penalty.
+        external : (float, float), optional
+            A baseline outside the cube (a configuration the space cannot encode, such as an
+            estimator's default ``max_depth=None``), as the reward it was told apart from the
+            model and that reward's noise variance: its value is taken as ``N(reward,
+            variance)``, independent of the model. It is kept (``-1`` is returned) unless a
+            told point beats it with probability :data:`~privtune.acquisition.BASELINE_LEVEL`,
+            ``Phi((mu_i - reward) / sqrt(sigma_i^2 + variance))``. Not with ``baseline``.
 
         Returns
         -------
         int
+            The row; ``-1`` for the external baseline.
         """
         if self.t == 0:
             raise RuntimeError("recommend() needs at least one told reward.")
         X = self.X
         prob = None
+        if external is not None:
+            if baseline is not None:
+                raise ValueError("pass baseline (a told row) or external, not both.")
+            reward, variance = (float(v) for v in external)
+            mean, std = self.predict(X)
+            spread = np.sqrt(std**2 + max(variance, 0.0))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(spread > 0, (mean - reward) / spread, np.sign(mean - reward) * np.inf)
+            ok = np.ones(self.t, dtype=bool) if eligible is None else np.asarray(eligible, bool)
+            best = recommend_index(
+                np.append(mean, reward),
+                tiebreak=np.append(self.y, reward),
+                eligible=np.append(ok, True),
+                baseline=self.t,
+                prob_better=np.append(0.5 * special.erfc(-z / math.sqrt(2.0)), 0.5),
+            )
+            if best == self.t:
+                return -1
+            same = np.all(X == X[best], axis=1) & ok
+            return int(np.flatnonzero(same)[0])
         if baseline is not None:
             integer = isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool)
             if not integer or not 0 <= baseline < self.t:

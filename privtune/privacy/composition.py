@@ -359,11 +359,15 @@ def _gamma(shape: float, mean: float) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def _selection_epsilon(epsilon0: float, mean: float, shape: float, delta: float) -> float:
+def _selection_epsilon(
+    epsilon0: float, mean: float, shape: float, delta: float, baseline: bool = False
+) -> float:
     import dp_accounting
 
     acc = dp_accounting.rdp.RdpAccountant()
     acc.compose(RepeatDistribution(mean, _name(shape)).event(epsilon0))
+    if baseline:  # the baseline's own release, beside the selection
+        acc.compose(dp_accounting.LaplaceDpEvent(1.0 / epsilon0))
     return float(acc.get_epsilon(delta))
 
 
@@ -374,7 +378,9 @@ def _name(shape: float) -> str | float:
     return shape
 
 
-def selection_epsilon(epsilon0: float, distribution: RepeatDistribution, delta: float) -> float:
+def selection_epsilon(
+    epsilon0: float, distribution: RepeatDistribution, delta: float, *, baseline: bool = False
+) -> float:
     """The epsilon, at ``delta``, of selecting the best of ``K`` Laplace candidates.
 
     Parameters
@@ -385,23 +391,32 @@ def selection_epsilon(epsilon0: float, distribution: RepeatDistribution, delta: 
         The distribution of ``K``.
     delta : float
         In ``(0, 1)``.
+    baseline : bool, default=False
+        A baseline (the untuned estimator) is released too, once, at ``epsilon0``, and the
+        pick compared with it: the publication is post-processing of the baseline's release
+        and the selection's, whose composition this is.
 
     Returns
     -------
     float
-        dp-accounting's RDP bound for ``RepeatAndSelectDpEvent``.
+        dp-accounting's RDP bound for ``RepeatAndSelectDpEvent`` (composed with the baseline's
+        ``LaplaceDpEvent``).
     """
     epsilon0 = check_float("epsilon0", epsilon0, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    return _selection_epsilon(epsilon0, distribution.mean, distribution.shape, delta)
+    return _selection_epsilon(
+        epsilon0, distribution.mean, distribution.shape, delta, bool(baseline)
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _per_candidate(epsilon: float, delta: float, mean: float, shape: float) -> float:
+def _per_candidate(
+    epsilon: float, delta: float, mean: float, shape: float, baseline: bool = False
+) -> float:
     from scipy import optimize
 
     def excess(log_eps0: float) -> float:
-        return _selection_epsilon(math.exp(log_eps0), mean, shape, delta) - epsilon
+        return _selection_epsilon(math.exp(log_eps0), mean, shape, delta, baseline) - epsilon
 
     lo, hi = math.log(epsilon) - 12.0, math.log(epsilon) + 2.0
     if excess(lo) > 0:
@@ -419,7 +434,7 @@ def _per_candidate(epsilon: float, delta: float, mean: float, shape: float) -> f
 
 
 def selection_per_candidate_epsilon(
-    epsilon: float, delta: float, distribution: RepeatDistribution
+    epsilon: float, delta: float, distribution: RepeatDistribution, *, baseline: bool = False
 ) -> float:
     """The largest per-candidate epsilon whose selection costs at most ``(epsilon, delta)``.
 
@@ -430,15 +445,18 @@ def selection_per_candidate_epsilon(
     delta : float
         The total delta, in ``(0, 1)`` (the RDP bound needs ``delta > 0``).
     distribution : RepeatDistribution
+    baseline : bool, default=False
+        A baseline released beside the selection (:func:`selection_epsilon`).
 
     Returns
     -------
     float
-        ``epsilon0`` with ``selection_epsilon(epsilon0, distribution, delta) <= epsilon``.
+        ``epsilon0`` with ``selection_epsilon(epsilon0, distribution, delta, baseline=...) <=
+        epsilon``.
     """
     epsilon = check_float("epsilon", epsilon, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    return _per_candidate(epsilon, delta, distribution.mean, distribution.shape)
+    return _per_candidate(epsilon, delta, distribution.mean, distribution.shape, bool(baseline))
 
 
 class BudgetMeter:

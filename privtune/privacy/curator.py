@@ -153,6 +153,11 @@ class _Curator:
         """The noise's scale (Laplace scale, or Gaussian standard deviation)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    @property
+    def noise_variance(self) -> float:
+        """The variance of one release's noise, in score units."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
     def receipt(self, value: float) -> Receipt:
         """The receipt this curator issues for the released ``value``."""
         return Receipt(
@@ -245,6 +250,11 @@ class LaplaceCurator(_Curator):
         """``LaplaceDpEvent(1 / epsilon)``: the mechanism at sensitivity 1."""
         return laplace_event(self.epsilon)
 
+    @property
+    def noise_variance(self) -> float:
+        """``2 scale^2``, the Laplace noise's variance."""
+        return 2.0 * self.scale**2
+
     def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return rng.laplace(0.0, self.scale, size=shape)
 
@@ -316,6 +326,11 @@ class GaussianCurator(_Curator):
     def event(self):
         """``GaussianDpEvent(noise_multiplier)``: the mechanism at sensitivity 1."""
         return gaussian_event(self.noise_multiplier)
+
+    @property
+    def noise_variance(self) -> float:
+        """``scale^2``, the Gaussian noise's variance."""
+        return self.scale**2
 
     def _noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return rng.normal(0.0, self.scale, size=shape)

@@ -117,6 +117,15 @@ class Selector:
         ``report_generator(noise_seed, "selection", i)`` (:mod:`privtune.privacy.seeds`).
     unit : PrivacyUnit, optional
         The privacy unit of each candidate's score (default: the whole score).
+
+    A baseline (:meth:`offer_baseline`, the untuned estimator) is released once beside the
+    candidates, and :meth:`best` keeps it unless the best candidate's released score exceeds
+    its released score by :attr:`margin`, the 95 % quantile of the difference of two
+    independent noise draws: a candidate whose true score equals the baseline's replaces it
+    at most one time in twenty (the best of ``K`` noisy scores is biased up, so more often
+    for large ``K``). Both releases are published only through that comparison, which is
+    post-processing: the cost is the selection's composed with one release
+    (:func:`~privtune.privacy.composition.selection_epsilon` with ``baseline=True``).
     """
 
     def __init__(
@@ -132,6 +141,7 @@ class Selector:
         self._release = ScoreRelease(self.curator, noise_seed=noise_seed)
         self.maximize = bool(maximize)
         self._best: tuple[int, float] | None = None
+        self._baseline: float | None = None
         self.n_offered = 0
 
     def offer(self, raw_score: float) -> None:
@@ -146,11 +156,37 @@ class Selector:
             self._best = (self.n_offered, released)
         self.n_offered += 1
 
+    @property
+    def margin(self) -> float:
+        """How far above the baseline's released score a candidate's must be to replace it:
+        the 95 % quantile of ``L1 - L2`` for two Laplace draws of the curator's scale ``b``,
+        ``u b`` with ``e^-u (1 + u / 2) = 0.1`` (``u = 3.27``)."""
+        return _LAPLACE_DIFFERENCE_95 * self.curator.scale
+
+    def offer_baseline(self, raw_score: float) -> None:
+        """Release the baseline's score inside (once; a non-finite one counts as the worst
+        end of the range)."""
+        if self._baseline is not None:
+            raise ValueError("the baseline was offered already.")
+        lo, hi = self.curator.value_range
+        worst = lo if self.maximize else hi
+        y = float(raw_score) if math.isfinite(float(raw_score)) else worst
+        self._baseline, _ = self._release(y, owner="selection-baseline", number=0)
+
     def best(self) -> tuple[int | None, float]:
-        """The index of the best candidate offered and its released score."""
+        """The index of the best candidate offered and its released score; ``-1`` for the
+        baseline when no candidate beats it by :attr:`margin`."""
+        if self._baseline is not None:
+            sign = 1.0 if self.maximize else -1.0
+            if self._best is None or sign * (self._best[1] - self._baseline) <= self.margin:
+                return -1, self._baseline
         if self._best is None:
             return None, math.nan
         return self._best
+
+
+#: ``u`` with ``P(L1 - L2 > u b) = e^-u (1 + u / 2) / 2 = 0.05`` for two Laplace(b) draws.
+_LAPLACE_DIFFERENCE_95 = 3.271812060356294
 
 
 def private_selection(
