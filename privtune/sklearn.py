@@ -1036,6 +1036,7 @@ default="auto"
         opt, scale = self._synced()
         posterior[h.candidate[eligible]] = self._engine.posterior_scores(opt, scale, h.U[eligible])
         if outside is not None:
+            assert self._metric is not None
             release = self._releases[self._metric]
             row = self._engine.recommend_against(
                 opt, scale, released[outside], release.curator.noise_variance, eligible=eligible
