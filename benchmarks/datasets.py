@@ -16,11 +16,21 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATASETS", "DATA_DIR", "load_dataset"]
+__all__ = ["DATASETS", "DATA_DIR", "LARGE", "load_dataset"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
-DATASETS = ("breast_cancer", "wine", "australian", "pima", "diabetes")
+#: The larger UCI classification sets (KEEL copies; thousands of validation records for the
+#: record-level privacy benchmark): name -> (rows, features, classes).
+LARGE = {
+    "magic": (19020, 10, 2),
+    "penbased": (10992, 16, 10),
+    "optdigits": (5620, 64, 10),
+    "phoneme": (5404, 5, 2),
+    "spambase": (4597, 57, 2),
+}
+
+DATASETS = ("breast_cancer", "wine", "australian", "pima", "diabetes", *LARGE)
 """Names accepted by :func:`load_dataset`; ``"diabetes"`` is another name for ``"pima"``."""
 
 _PIMA_LABELS = {"tested_negative": 0, "tested_positive": 1}
@@ -34,7 +44,10 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     name : str
         ``"breast_cancer"`` (569 x 30, binary) or ``"wine"`` (178 x 13, three classes) from
         scikit-learn; ``"australian"`` (690 x 14, binary) or ``"pima"``, also called
-        ``"diabetes"`` (768 x 8, binary) from ``benchmarks/data``.
+        ``"diabetes"`` (768 x 8, binary) from ``benchmarks/data``; the larger sets of
+        :data:`LARGE` (``"magic"``, ``"penbased"``, ``"optdigits"``, ``"phoneme"``,
+        ``"spambase"``, 4,597 to 19,020 rows), labels numbered in sorted order of the file's
+        class names.
 
     Returns
     -------
@@ -75,6 +88,14 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
         if unexpected:
             raise ValueError(f"pima.dat: unexpected class labels {sorted(unexpected)}.")
         y = np.array([_PIMA_LABELS[label] for label in labels])
+    elif name in LARGE:
+        rows = [line.split(",") for line in (DATA_DIR / f"{name}.dat").read_text().splitlines()]
+        X = np.array([[float(v) for v in r[:-1]] for r in rows])
+        labels = [r[-1].strip() for r in rows]
+        classes = sorted(set(labels))
+        if (len(rows), X.shape[1], len(classes)) != LARGE[name]:
+            raise ValueError(f"{name}.dat: expected rows, features, classes {LARGE[name]}.")
+        y = np.array([classes.index(label) for label in labels])
     else:
         raise ValueError(f"unknown dataset {name!r}; expected one of {list(DATASETS)}.")
     return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)

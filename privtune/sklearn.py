@@ -1163,6 +1163,7 @@ default="auto"
         """What ``release="best"`` publishes costs (dp-accounting's RDP accountant)."""
         assert self._selection is not None
         dist, epsilon0, delta = self._selection
+        epsilon = selection_epsilon(epsilon0, dist, delta, baseline=bool(self.evaluate_default))
         return {
             "release": "best",
             "distribution": self.n_iter_distribution,
@@ -1170,11 +1171,12 @@ default="auto"
             "n_candidates": getattr(self, "n_candidates_", None),
             "epsilon_per_candidate": epsilon0,
             "baseline": bool(self.evaluate_default),
-            "epsilon": selection_epsilon(
-                epsilon0, dist, delta, baseline=bool(self.evaluate_default)
-            ),
+            "epsilon": epsilon,
             "delta": delta,
             "accountant": "rdp",
+            "privacy_unit": self._unit.kind,
+            **({} if self._unit.n_val is None else {"n_val": self._unit.n_val}),
+            "protects": self._unit.protects(epsilon, delta),
         }
 
     def _privacy_report(self) -> dict[str, Any]:

@@ -257,6 +257,30 @@ def test_budget_modes_quick_mode_compares_the_modes_with_the_default(tmp_path):
     assert (tmp_path / "quick" / "budget_modes.png").stat().st_size > 0
 
 
+def test_privacy_units_quick_mode_runs_both_units_and_checks_the_targets(tmp_path):
+    from benchmarks import privacy_units
+
+    result = privacy_units.main(["--quick", "--out", str(tmp_path)])
+    runs = [
+        json.loads(p.read_text())
+        for p in (tmp_path / "quick" / "privacy_units" / "runs").glob("*.json")
+    ]
+    assert len(runs) == 2 * (2 + 2 * len(privacy_units.MODES))  # two seeds
+    for run in runs:
+        assert 0.0 <= run["score"] <= 1.0 and run["n_val"] == 200
+        if run["unit"] in privacy_units.UNITS:
+            report = run["privacy"]
+            spent = report.get("epsilon", report.get("spent_epsilon"))
+            assert spent <= 1.0 and report["privacy_unit"] == run["unit"]
+            assert ("200 validation records" in report["protects"]) == (run["unit"] == "record")
+    assert set(result["summary"]) == {"none|none|exact"} | {
+        f"{u}|1|{m}" for u in privacy_units.UNITS for m in privacy_units.MODES
+    }
+    assert "below_untuned_beyond_noise" in result["targets"]
+    assert "record unit" in (tmp_path / "quick" / "privacy_units.md").read_text()
+    assert (tmp_path / "quick" / "privacy_units.png").stat().st_size > 0
+
+
 def test_noise_samplers_quick_mode_times_both_samplers(tmp_path):
     from benchmarks import noise_samplers
 
