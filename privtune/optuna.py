@@ -39,7 +39,7 @@ from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyL
 from .privacy.errors import check_epsilon as _check_epsilon
 from .privacy.errors import check_value_range as _check_value_range
 from .privacy.noise import check_seedable
-from .privacy.receipts import ATTR_DIGEST
+from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.units import UNITS, PrivacyUnit
@@ -536,6 +536,68 @@ class PrivateGPUCBSampler(BaseSampler):
         self._independent_sampler.reseed_rng()
 
     # -- the privatized objective ----------------------------------------------------------------
+    def create_study(self, **kwargs: Any) -> Study:
+        """``optuna.create_study(sampler=self, **kwargs)``: a study this sampler runs.
+
+        With :meth:`optimize`, the path on which the privatization cannot be left out.
+
+        Parameters
+        ----------
+        **kwargs
+            Any argument of :func:`optuna.create_study` but ``sampler``.
+
+        Returns
+        -------
+        optuna.study.Study
+        """
+        import optuna
+
+        if "sampler" in kwargs:
+            raise TypeError("create_study takes no sampler: the study's sampler is this one.")
+        return optuna.create_study(sampler=self, **kwargs)
+
+    def optimize(
+        self, study: Study, objective: Callable[..., float], n_trials: int | None = None, **kwargs
+    ) -> Study:
+        """Run ``study`` on ``objective`` with its scores privatized: the main private path.
+
+        ``study.optimize(self.privatize(objective), n_trials, **kwargs)``, after checking that
+        ``study`` is run by this sampler; ``n_trials`` defaults to the number the total budget
+        covers. On this path the wrapper cannot be forgotten. On the plain
+        ``study.optimize(objective)`` path the sampler still refuses to propose parameters to an
+        unwrapped objective (its first ``suggest_*`` raises before any score exists), but an
+        objective that suggests nothing, ``study.tell`` and ``study.add_trial`` store whatever
+        value they are given before any sampler hook can refuse it; the sampler then refuses to
+        learn from the study (:class:`~privtune.privacy.PrivacyError`), which is detection, not
+        prevention.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+            A study whose sampler is this one (:meth:`create_study`).
+        objective : callable
+            ``objective(trial) -> float``, the raw score (a :class:`privtune.RecordObjective`
+            under ``privacy_unit="record"``).
+        n_trials : int, optional
+            Default: ``n_trials`` of the total budget, or Optuna's (until stopped) without one.
+        **kwargs
+            Other arguments of :meth:`optuna.study.Study.optimize`.
+
+        Returns
+        -------
+        optuna.study.Study
+            ``study``.
+        """
+        if study.sampler is not self:
+            raise ValueError(
+                "optimize runs a study whose sampler is this one; create it with "
+                "sampler.create_study(...) or optuna.create_study(sampler=sampler)."
+            )
+        if n_trials is None:
+            n_trials = self.n_trials
+        study.optimize(self.privatize(objective), n_trials=n_trials, **kwargs)
+        return study
+
     def privatize(self, objective: Callable[..., float]) -> Callable[..., float]:
         """Wrap ``objective`` so that Optuna only ever stores its privatized value.
 
@@ -631,8 +693,8 @@ class PrivateGPUCBSampler(BaseSampler):
                     )
                 )
         study = getattr(trial, "study", None)
-        owner = study.study_name if study is not None else "default"
-        released, receipt = self._release(y, owner=owner, number=trial.number)
+        owner = trial.user_attrs.get(ATTR_OWNER) or (study.study_name if study else "default")
+        released, receipt = self._release(y, owner=str(owner), number=trial.number)
         assert receipt is not None
         for key, attr in receipt.to_attrs().items():
             trial.set_user_attr(key, attr)
@@ -1080,7 +1142,13 @@ class PrivateGPUCBSampler(BaseSampler):
             epsilon-DP), and with at least one report ``delta``, ``composed_epsilon_advanced``
             and ``composed_epsilon_pld`` (both (epsilon, delta)-DP); with ``privacy_budget``,
             ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
-            ``reserved_reports``, ``remaining_reports`` and ``spent_epsilon``.
+            ``reserved_reports``, ``remaining_reports`` and ``spent_epsilon``. Always
+            ``privacy_unit`` (and ``n_val`` under the record unit) and ``protects``, the
+            sentence of what the composed epsilon protects. When trials name their data owner
+            (the user attribute ``"privtune:owner"``, set by the objective before it returns;
+            by default every report is about the study's one data set), ``per_owner`` gives
+            each owner's guarantee: reports about different owners do not compose, and the
+            headline numbers are the largest owner's (``owner``).
         """
         if delta is None:
             delta = 1e-6 if self.privacy_budget is None else self.privacy_budget.delta
@@ -1093,11 +1161,12 @@ class PrivateGPUCBSampler(BaseSampler):
             # receipt (with the digest of the released value) before Optuna stores the value,
             # so a worker killed in between leaves a RUNNING (later FAIL) trial whose release
             # counts all the same. Completed trials' receipts were verified above.
-            trials = study._get_trials(deepcopy=False, states=None)
-            receipts = [Receipt.from_attrs(t.user_attrs) for t in trials]
-            ledger = PrivacyLedger.from_receipts(
-                [r for r in receipts if r is not None], owner=study.study_name
-            )
+            ledger = PrivacyLedger()
+            for t in study._get_trials(deepcopy=False, states=None):
+                receipt = Receipt.from_attrs(t.user_attrs)
+                if receipt is not None:
+                    owner = str(t.user_attrs.get(ATTR_OWNER) or study.study_name)
+                    ledger.record_event(receipt.event, receipt.epsilon, receipt.delta, owner=owner)
         unit = self._release.unit if self._release is not None else self._unit
         out = self.engine.privacy_report(ledger, delta, unit)
         if self.privacy_budget is not None:

@@ -492,22 +492,52 @@ def privacy_summary(
         whom the composed epsilon protects (and that it protects little above 10).
     """
     unit = PrivacyUnit.score() if unit is None else unit
-    out = ledger.summary(delta)
+    owners = ledger.n_reports_by_owner()
+    worst = None
+    if len(owners) > 1:
+        # reports about different data owners do not compose: one guarantee per owner, the
+        # headline numbers the largest of them
+        per_owner = {o: _owner_summary(ledger, o, delta) for o in sorted(owners)}
+        worst = max(per_owner, key=lambda o: per_owner[o]["composed_epsilon_basic"])
+    out = ledger.summary(delta, owner=worst)
     if ledger.n_reports and "privacy_model" not in out:
-        out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta)
+        out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta, owner=worst)
+    if worst is not None:
+        out["per_owner"] = per_owner
+        out["owner"] = worst
     out["privacy_unit"] = unit.kind
     if unit.n_val is not None:
         out["n_val"] = unit.n_val
-    if "privacy_model" in out:  # joint DP: one guarantee per score over the whole run
+    out["protects"] = _protects(out, unit, delta)
+    if worst is not None:
         out["protects"] = (
+            f"{out['protects']}; per data owner (the largest of {len(owners)} owners' "
+            "guarantees: reports about different owners do not compose)"
+        )
+    return out
+
+
+def _owner_summary(ledger: PrivacyLedger, owner: str, delta: float) -> dict[str, Any]:
+    """One data owner's count and composed epsilons."""
+    out: dict[str, Any] = {
+        "n_reports": ledger.n_reports_by_owner()[owner],
+        "composed_epsilon_basic": ledger.composed_epsilon("basic", owner=owner),
+    }
+    if not any(r.joint for r in ledger.reports if r.owner == owner):
+        out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta, owner=owner)
+    return out
+
+
+def _protects(out: dict[str, Any], unit: PrivacyUnit, delta: float) -> str:
+    """The sentence of what ``out``'s composed epsilon protects."""
+    if "privacy_model" in out:  # joint DP: one guarantee per score over the whole run
+        return (
             f"each score, at (alpha={out['epsilon_per_report']:g}, "
             f"beta={out['delta_per_report']:g})-joint DP over the whole run"
         )
-    elif "composed_epsilon_pld" in out:
-        out["protects"] = unit.protects(out["composed_epsilon_pld"], delta)
-    else:
-        out["protects"] = unit.protects(out["composed_epsilon_basic"], 0.0)
-    return out
+    if "composed_epsilon_pld" in out:
+        return unit.protects(out["composed_epsilon_pld"], delta)
+    return unit.protects(out["composed_epsilon_basic"], 0.0)
 
 
 def recommend(model, *, baseline: int | None = None, eligible=None, external=None) -> int:

@@ -310,3 +310,44 @@ def test_a_worker_without_privacy_refuses_a_private_study_before_computing():
     assert calls == []
     completed = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     assert len(completed) == 2 and all("privtune:digest" in t.user_attrs for t in completed)
+
+
+def test_the_sampler_runs_its_own_study_with_the_objective_privatized():
+    objective = _record_objective()
+    sampler = PrivateGPUCBSampler(
+        "random",
+        privacy_budget=(1.0, 1e-6),
+        n_trials=4,
+        value_range=(0.0, 1.0),
+        privacy_unit="record",
+        seed=0,
+    )
+    study = sampler.optimize(sampler.create_study(direction="maximize"), objective)
+    assert len(study.trials) == 4  # the budget's n_trials
+    assert all("privtune:digest" in t.user_attrs for t in study.trials)
+    assert sampler.privacy_report(study)["spent_epsilon"] <= 1.0
+    with pytest.raises(ValueError, match="whose sampler is this one"):
+        sampler.optimize(optuna.create_study(), objective)
+    with pytest.raises(TypeError, match="no sampler"):
+        sampler.create_study(sampler=sampler)
+
+
+def test_reports_about_different_data_owners_are_accounted_per_owner():
+    # Zhou & Tan's setting: each score comes from another user. Three trials about "alice",
+    # one about "bob": the guarantee is per owner, the headline the largest.
+    sampler = PrivateGPUCBSampler("random", epsilon=0.5, value_range=(0.0, 1.0), seed=0)
+    study = sampler.create_study(direction="maximize")
+
+    def objective(trial):
+        trial.set_user_attr("privtune:owner", "bob" if trial.number == 3 else "alice")
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    sampler.optimize(study, objective, n_trials=4)
+    report = sampler.privacy_report(study)
+    assert report["per_owner"]["alice"]["n_reports"] == 3
+    assert report["per_owner"]["bob"]["composed_epsilon_basic"] == pytest.approx(0.5)
+    assert report["owner"] == "alice" and report["composed_epsilon_basic"] == pytest.approx(1.5)
+    assert "per data owner" in report["protects"]
+    single = PrivateGPUCBSampler("random", epsilon=0.5, value_range=(0.0, 1.0), seed=0)
+    study = single.optimize(single.create_study(), lambda t: t.suggest_float("x", 0, 1), 2)
+    assert "per_owner" not in single.privacy_report(study)

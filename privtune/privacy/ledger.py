@@ -310,7 +310,7 @@ class PrivacyLedger:
             owner = max(counts, key=lambda o: counts[o])
         return [r for r in reports if r.owner == owner]
 
-    def summary(self, delta: float = 1e-6) -> dict:
+    def summary(self, delta: float = 1e-6, owner: str | None = None) -> dict:
         """A JSON-friendly summary: counts, per-report epsilon and composed epsilons.
 
         Laplace reports: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic`` and,
@@ -322,9 +322,13 @@ class PrivacyLedger:
         data set, so a change of the data that moves all ``k`` scores is covered only through
         group privacy: ``k alpha``, with a delta that grows as ``k e^{(k - 1) alpha} beta``
         (not stated).
+
+        ``owner`` restricts the summary to one data owner's reports (default: the owner with
+        the most reports): reports about different owners do not compose with each other.
         """
-        n = self.n_reports
-        if any(r.joint for r in self._reports_of(None)):
+        mine = self._reports_of(owner)
+        n = sum(r.count for r in mine)
+        if any(r.joint for r in mine):
             return {
                 "privacy_model": "jdp",
                 "n_reports": n,
@@ -335,18 +339,18 @@ class PrivacyLedger:
         out = {
             "n_reports": n,
             "epsilon_per_report": self.epsilon_per_report,
-            "composed_epsilon_basic": self.composed_epsilon("basic"),
+            "composed_epsilon_basic": self.composed_epsilon("basic", owner=owner),
         }
         gaussian = self.delta_per_report > 0.0
         if gaussian:
             out["delta_per_report"] = self.delta_per_report
-            out["composed_delta_basic"] = float(
-                math.fsum(r.delta * r.count for r in self._reports_of(None))
-            )
+            out["composed_delta_basic"] = float(math.fsum(r.delta * r.count for r in mine))
         if n:
             out["delta"] = delta
             if not gaussian:
-                out["composed_epsilon_advanced"] = self.composed_epsilon("advanced", delta)
+                out["composed_epsilon_advanced"] = self.composed_epsilon(
+                    "advanced", delta, owner=owner
+                )
         return out
 
 

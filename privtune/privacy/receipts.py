@@ -38,6 +38,7 @@ __all__ = [
     "ATTR_DIGEST",
     "ATTR_EPSILON",
     "ATTR_EVENT",
+    "ATTR_OWNER",
     "ATTR_UNIT",
     "ATTR_VALUE_RANGE",
     "Receipt",
@@ -53,6 +54,9 @@ ATTR_DIGEST = "privtune:digest"
 ATTR_EVENT = "privtune:event"
 #: Only for a release with a delta (the Gaussian curator).
 ATTR_DELTA = "privtune:delta"
+#: The data owner a trial's score is about, when it is not the study's (set by the objective
+#: before it returns; reports about different owners do not compose).
+ATTR_OWNER = "privtune:owner"
 #: Only for a release under the record unit (``"record:<n_val>"``); absent means the score unit.
 ATTR_UNIT = "privtune:unit"
 
