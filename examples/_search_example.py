@@ -45,10 +45,8 @@ def report(default: float, exact, private, private_true: float) -> None:
         "mean from the noisy scores)"
     )
     r = private.privacy_report_
-    print(
-        f"   privacy: {r['n_reports']} reports of epsilon {r['epsilon_per_report']:g}; "
-        f"composed epsilon {r['composed_epsilon_pld']:.1f} at delta {r['delta']:g} (PLD)"
-    )
+    print(f"   privacy: {r['n_reports']} reports of epsilon {r['epsilon_per_report']:g}")
+    print(f"   what it protects: {r['protects']}")
 
 
 def plot_searches(default: float, exact, private, private_true: float, path: Path) -> None:

@@ -19,6 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from privtune.federated import FederatedSearch
+from privtune.privacy.units import describe_guarantee
 
 X, digit = load_digits(return_X_y=True)
 order = np.random.default_rng(0).permutation(len(digit))
@@ -36,7 +37,10 @@ search = FederatedSearch(
 ).fit(parties)
 
 print(
-    f"privacy loss of the broadcasts: epsilon = {search.epsilon_:.2f} (delta = {search.delta_:.3g})"
+    "privacy loss of the broadcasts:",
+    describe_guarantee(
+        "each party's whole participation (user-level DP)", search.epsilon_, search.delta_
+    ),
 )
 untuned = make_pipeline(StandardScaler(), SVC())
 for n, ((X_n, y_n), params) in enumerate(zip(parties, search.recommended_params_, strict=True)):

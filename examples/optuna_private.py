@@ -63,7 +63,5 @@ for name, score in true.items():
     print(f"{name:38s} true CV accuracy {score:.4f}")
 print("recommended:", recommended)
 report = sampler.privacy_report(study)
-print(
-    f"privacy: {report['n_reports']} reports of epsilon {report['epsilon_per_report']:g}, "
-    f"composed epsilon {report['composed_epsilon_pld']:.1f} at delta {report['delta']:g}"
-)
+print(f"privacy: {report['n_reports']} reports of epsilon {report['epsilon_per_report']:g}")
+print(f"what it protects: {report['protects']}")

@@ -70,3 +70,4 @@ print(
     f"{true_accuracy(best.best_estimator_):.4f}  (epsilon {best.epsilon_:.3g} per candidate, "
     f"{spent_best:.4g} of {budget[0]:g} spent)"
 )
+print("what each protects:", best.privacy_report_["protects"])

@@ -21,7 +21,7 @@ from .space import Categorical, Integer, Real, SearchSpace
 if TYPE_CHECKING:
     from .optuna import GOUCBSampler, PrivateGPUCBSampler
     from .records import RecordObjective
-    from .sklearn import PrivateBOSearchCV
+    from .sklearn import PrivateBOSearchCV, PrivateSelectionSearchCV
 
 __version__ = "0.1.0.dev0"
 
@@ -41,6 +41,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivateBOSearchCV",
     "PrivateGPUCBSampler",
+    "PrivateSelectionSearchCV",
     "RandomSearch",
     "Real",
     "RecordObjective",
@@ -53,6 +54,7 @@ __all__ = [
 #: need neither scikit-learn's search machinery nor Optuna)
 _ADAPTERS = {
     "PrivateBOSearchCV": "sklearn",
+    "PrivateSelectionSearchCV": "sklearn",
     "GOUCBSampler": "optuna",
     "PrivateGPUCBSampler": "optuna",
     "RecordObjective": "records",

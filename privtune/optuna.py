@@ -35,20 +35,19 @@ from optuna.storages._cached_storage import _CachedStorage
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
-from .privacy.errors import check_epsilon as _check_epsilon
-from .privacy.errors import check_value_range as _check_value_range
+from ._checks import check_int
+from .privacy import BudgetExhaustedError, PrivacyError, PrivacyLedger, Receipt
 from .privacy.noise import check_seedable
 from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
-from .privacy.units import UNITS, PrivacyUnit
+from .privacy.units import PrivacyUnit
 from .privacy.withhold import clean
 from .privacy.withhold import release as withhold_release
 from .records import RecordObjective
 from .registry import PrivacyModel
 from .space import SearchSpace
-from .tuning import TuningEngine, make_curator, make_optimizer, model_epsilon, warn_repeated_plays
+from .tuning import TunerSettings, TuningEngine, make_curator, model_epsilon, warn_repeated_plays
 
 __all__ = ["GOUCBSampler", "PrivateGPUCBSampler"]
 
@@ -109,6 +108,17 @@ def _params(
             params[n] = v
         out.append(params)
     return out
+
+
+def _inside(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> bool:
+    """Whether each of ``trial``'s values of ``search_space`` lies in its distribution."""
+    for n, d in search_space.items():
+        try:
+            if not d._contains(d.to_internal_repr(trial.params[n])):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True
 
 
 def _fresh_trials(study: Study) -> list[FrozenTrial]:
@@ -189,24 +199,6 @@ def _describe_budget(budget: dict[str, Any] | None) -> str:
         f"privacy_budget=({budget.get('epsilon')}, {budget.get('delta')}), "
         f"n_trials={budget.get('n_reports')}"
     )
-
-
-def _check_budget(privacy_budget, n_trials, epsilon) -> PrivacyBudget | None:
-    """The sampler's :class:`~privtune.privacy.PrivacyBudget`, or ``None`` without one."""
-    if privacy_budget is None:
-        if n_trials is not None:
-            raise ValueError(
-                "n_trials is the number of reports privacy_budget is spread over; without "
-                "privacy_budget it has no effect. Pass both, or neither (then the number of "
-                "trials is study.optimize's)."
-            )
-        return None
-    if epsilon is not None:
-        raise ValueError(
-            "Pass epsilon (each report's) or privacy_budget (the total over the study), not "
-            f"both; got epsilon={epsilon!r} and privacy_budget={privacy_budget!r}."
-        )
-    return PrivacyBudget.from_arg(privacy_budget, n_trials, n_name="n_trials")
 
 
 def _describe(receipt: Receipt) -> str:
@@ -363,59 +355,31 @@ class PrivateGPUCBSampler(BaseSampler):
         n_trials: int | None = None,
         privacy_unit: str = "score",
     ) -> None:
-        self.privacy_budget = _check_budget(privacy_budget, n_trials, epsilon)
+        if privacy_budget is None and n_trials is not None:
+            raise ValueError(
+                "n_trials is the number of reports privacy_budget is spread over; without "
+                "privacy_budget it has no effect. Pass both, or neither (then the number of "
+                "trials is study.optimize's)."
+            )
+        settings = TunerSettings.check(
+            algorithm,
+            epsilon=epsilon,
+            privacy_budget=privacy_budget,
+            n_reports=n_trials,
+            value_range=value_range,
+            privacy_unit=privacy_unit,
+            optimizer_kwargs=optimizer_kwargs,
+        )
+        self.algorithm, self.epsilon = settings.algorithm, settings.epsilon
+        self.privacy_budget, self.value_range = settings.budget, settings.value_range
+        self.privacy_unit, self.privacy_model = settings.privacy_unit, settings.privacy_model
+        self.optimizer_kwargs = settings.optimizer_kwargs
         self.n_trials = None if self.privacy_budget is None else self.privacy_budget.n_reports
-        if self.privacy_budget is not None:
-            epsilon = self.privacy_budget.epsilon_per_report
-        self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
-        engine = TuningEngine(algorithm, epsilon=self.epsilon)  # validates the name
-        self.algorithm = engine.algorithm
-        if self.privacy_budget is not None and engine.spec.curator != "laplace":
-            raise ValueError(
-                "privacy_budget is available for the algorithms whose scores go through the "
-                f"Laplace curator, not for algorithm={self.algorithm!r}, whose Gaussian noise "
-                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
-            )
         warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
-        self.privacy_model = engine.privacy
-        if privacy_unit not in UNITS:
-            raise ValueError(f"privacy_unit must be one of {UNITS}, got {privacy_unit!r}.")
-        if privacy_unit == "record" and (self.epsilon is None or engine.spec.curator != "laplace"):
-            raise ValueError(
-                "privacy_unit='record' protects each validation record of a RecordObjective "
-                "through the Laplace curator: it needs epsilon or privacy_budget, and an "
-                f"algorithm whose scores go through that curator (not {self.algorithm!r})."
-            )
-        self.privacy_unit = privacy_unit
         #: The number of validation records under the record unit, read from the objective
         #: (:meth:`privatize`) or from the study's receipts.
         self.n_val: int | None = None
-        if self.epsilon is not None and value_range is None:
-            raise ValueError(
-                "value_range is required when epsilon is set: the curator clips every score to "
-                "(lo, hi) so that one report's sensitivity is hi - lo. For accuracy or AUC use "
-                "value_range=(0.0, 1.0)."
-            )
-        self.value_range = None if value_range is None else _check_value_range(value_range)
-        if (
-            isinstance(n_startup_trials, bool)
-            or not isinstance(n_startup_trials, (int, np.integer))
-            or n_startup_trials < 0
-        ):
-            raise ValueError(f"n_startup_trials must be an integer >= 0, got {n_startup_trials!r}.")
-        self.n_startup_trials = int(n_startup_trials)
-        if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
-            raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
-        self.optimizer_kwargs = dict(optimizer_kwargs or {})
-        # Fail early on a bad override rather than at the first relative sample (a custom
-        # GO-UCB model fixes the dimension).
-        model = self.optimizer_kwargs.get("model")
-        make_optimizer(
-            self.algorithm,
-            int(getattr(model, "dim", 1)),
-            epsilon=self.epsilon,
-            optimizer_kwargs=self.optimizer_kwargs,
-        )
+        self.n_startup_trials = check_int("n_startup_trials", n_startup_trials, minimum=0)
         self.seed = _check_seed("seed", seed)
         self.noise_seed = _check_seed("noise_seed", noise_seed)
         check_seedable("noise_seed", self.noise_seed)
@@ -812,7 +776,7 @@ class PrivateGPUCBSampler(BaseSampler):
         pending = space.to_unit_many(_params(running, search_space)) if running else None
         # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
-            opt = self._optimizer(study, space, search_space, completed)
+            opt, _ = self._optimizer(study, space, search_space, completed)
             key = [self._ask_seed, trial.number]
             x = self.engine.ask(opt, n_told=len(completed), key=key, pending=pending)
         return space.from_unit(x)
@@ -962,12 +926,18 @@ class PrivateGPUCBSampler(BaseSampler):
         trials: Sequence[FrozenTrial],
         search_space: dict[str, BaseDistribution],
     ) -> list[FrozenTrial]:
-        """COMPLETE trials in the search space, in completion order, verified when private."""
+        """COMPLETE trials in the search space, in completion order, verified when private.
+
+        A trial whose value of a parameter lies outside its distribution (an enqueued untuned
+        configuration, such as ``l2_regularization=0`` against a log-scale range) is left out:
+        the model cannot place it in the cube; :meth:`recommend_trial` compares it as an arm
+        outside the cube."""
         done = [
             t
             for t in trials
             if t.state == TrialState.COMPLETE
             and all(t.distributions.get(n) == d for n, d in search_space.items())
+            and _inside(t, search_space)
         ]
         done.sort(key=lambda t: (t.datetime_complete is None, t.datetime_complete, t.number))
         self._verify_trials(study, done)
@@ -980,10 +950,11 @@ class PrivateGPUCBSampler(BaseSampler):
         search_space: dict[str, BaseDistribution],
         completed: list[FrozenTrial],
     ) -> Any:
-        """The engine's optimizer of ``study``, told ``completed`` (the callers hold the lock)."""
+        """The engine's optimizer of ``study`` told ``completed``, and its reward scale (the
+        callers hold the lock)."""
         noise_seed = self._study_noise_seed(study)
         X = space.to_unit_many(_params(completed, search_space)) if completed else None
-        opt, _ = self.engine.sync(
+        opt, scale = self.engine.sync(
             (study._study_id, study.study_name),
             space,
             [t.number for t in completed],
@@ -996,7 +967,7 @@ class PrivateGPUCBSampler(BaseSampler):
         )
         if noise_seed is not None and completed:
             self._noise_seeds.setdefault((study._study_id, study.study_name), noise_seed)
-        return opt
+        return opt, scale
 
     def _study_noise_seed(self, study: Study) -> int | None:
         """The seed of the qff algorithms' privacy noise for ``study``, the same in every worker.
@@ -1062,17 +1033,26 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         space = SearchSpace(search_space)
         completed = self._completed(study, trials, search_space)
-        row = None
+        row = outside = None
         if baseline is not None:
             rows = [i for i, t in enumerate(completed) if t.number == baseline]
-            if isinstance(baseline, bool) or not rows:
+            others = [t for t in trials if t.number == baseline and t not in completed]
+            if isinstance(baseline, bool) or not (rows or others):
                 raise ValueError(
                     "baseline must be the number (FrozenTrial.number) of a completed trial "
                     f"of this study; got {baseline!r}."
                 )
-            row = rows[0]
+            row, outside = (rows[0], None) if rows else (None, others[0])
+        if not completed:
+            if outside is None:
+                raise ValueError("recommend needs a completed trial inside the search space.")
+            return outside
         with self._lock:
-            opt = self._optimizer(study, space, search_space, completed)
+            opt, scale = self._optimizer(study, space, search_space, completed)
+            if outside is not None:  # the baseline lies outside the space: an arm apart
+                noise = 0.0 if self._release is None else self._release.curator.noise_variance
+                pick = self.engine.recommend_against(opt, scale, float(outside.values[0]), noise)
+                return outside if pick < 0 else completed[pick]
             # The told rows are the completed trials, in order.
             return completed[self.engine.recommend(opt, baseline=row)]
 

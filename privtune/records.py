@@ -37,7 +37,7 @@ import numpy as np
 from .privacy.errors import check_value_range
 from .privacy.units import PrivacyUnit
 
-__all__ = ["RECORD_METRICS", "RecordMetric", "RecordObjective", "record_metric"]
+__all__ = ["RECORD_METRICS", "RecordMetric", "RecordObjective", "holdout_split", "record_metric"]
 
 
 def _correct(estimator: Any, X: Any, y: Any) -> np.ndarray:
@@ -278,3 +278,57 @@ class RecordObjective:
         estimator = self.make_estimator(trial)
         estimator.fit(self.X_train, self.y_train)
         return self.metric(estimator, self.X_val, self.y_val)
+
+
+def holdout_split(
+    estimator: Any,
+    cv: Any,
+    validation_fraction: float,
+    random_state: int | None,
+    X: Any,
+    y: Any,
+    groups: Any = None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The one hold-out split a search scores on under the record unit, checked before any fit.
+
+    ``cv=None``: a hold-out of ``validation_fraction`` of the records (stratified for a
+    classifier, seeded by ``random_state``, 0 when ``None``). Otherwise ``cv`` must give one
+    split: with K folds each record is in the training set of K - 1 fold models, and a
+    non-private estimator's fit can depend on one record without bound. The validation
+    records must not be among the training ones.
+
+    Returns
+    -------
+    list of (train, test)
+        The one split, as ``cv`` for scikit-learn's search machinery.
+    """
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit, check_cv
+
+    classifier = is_classifier(estimator)
+    if cv is None:
+        holdout = StratifiedShuffleSplit if classifier else ShuffleSplit
+        splitter = holdout(
+            n_splits=1,
+            test_size=validation_fraction,
+            random_state=0 if random_state is None else random_state,
+        )
+    else:
+        splitter = check_cv(cv, y, classifier=classifier)
+        k = splitter.get_n_splits(X, y, groups)
+        if k != 1:
+            raise ValueError(
+                f"privacy_unit='record' needs one hold-out split; cv gives {k}. With K folds "
+                "each record trains K - 1 of the fold models, and its influence on their scores "
+                "is unbounded for an estimator that is not differentially private. Pass "
+                "cv=None (a hold-out of validation_fraction, stratified for a classifier) or a "
+                "splitter with one split, e.g. ShuffleSplit(n_splits=1, test_size=0.2, "
+                "random_state=0)."
+            )
+    train, test = (np.asarray(a) for a in next(iter(splitter.split(X, y, groups))))
+    if len(test) == 0 or np.intersect1d(train, test).size:
+        raise ValueError(
+            "privacy_unit='record' needs a hold-out split whose validation records are not "
+            "among the training ones, and at least one validation record."
+        )
+    return [(train, test)]

@@ -4,6 +4,7 @@
   fixes it; the scikit-learn search and the federated search take the curator's range from here
   when the user gives none.
 - :func:`check_space_params`: every parameter of a search space is one the estimator has.
+- :class:`ScoringPlan`: which metric a search optimizes, which it releases, and their ranges.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from typing import Any
 
 from sklearn.base import is_classifier
 
-__all__ = ["check_space_params", "known_score_range"]
+from .privacy.errors import PrivacyError, check_value_range
+from .privacy.withhold import clean
+
+__all__ = ["ScoringPlan", "check_space_params", "known_score_range"]
 
 #: Scorers (by name) whose value lies in [0, 1].
 _UNIT_SCORERS = frozenset(
@@ -84,3 +88,163 @@ def check_space_params(estimator: Any, names: Any) -> None:
                 f"space has the parameter {name!r}, which {type(estimator).__name__} "
                 f"does not have. Its parameters are: {sorted(known)}."
             )
+
+
+class ScoringPlan:
+    """The metrics of a search's ``scoring``: which one is optimized, which are released, and
+    each one's range.
+
+    The optimized metric is the only one with ``scoring`` a string or ``None``, and ``refit``
+    among several. Without privacy nothing else is decided. With privacy the optimized metric
+    is always released and needs a range (``value_range``, or the scorer's known range:
+    :func:`known_score_range`); another metric is released only when ``value_range`` names it,
+    since each costs one more report per candidate.
+
+    Parameters
+    ----------
+    scoring, refit, estimator
+        The search's.
+    value_range : tuple, dict or None
+        The search's ``value_range``: ``(lo, hi)`` for the optimized metric, or
+        ``{metric: (lo, hi)}``.
+    fixed_range : tuple of float, optional
+        The optimized metric's range when privtune computes the metric itself (the record
+        unit); ``value_range`` then has been read already.
+
+    Attributes
+    ----------
+    metric : str or None
+        The optimized metric, once :meth:`setup` has run.
+    reported : list of str
+        The released metrics, the optimized one first (with privacy).
+    """
+
+    def __init__(
+        self,
+        scoring: Any,
+        refit: Any,
+        estimator: Any,
+        value_range: Any,
+        *,
+        fixed_range: tuple[float, float] | None = None,
+    ) -> None:
+        self.scoring, self.refit, self.estimator = scoring, refit, estimator
+        self.ranges: dict[str | None, tuple[float, float]] = (
+            {None: fixed_range} if fixed_range is not None else _declared_ranges(value_range)
+        )
+        self.metric: str | None = None
+        self.reported: list[str] = []
+
+    def expected_metrics(self) -> list[str] | None:
+        """The metric names ``cv_results_`` will have, ``None`` for a callable scoring."""
+        scoring = self.scoring
+        if scoring is None or isinstance(scoring, str):
+            return ["score"]
+        if isinstance(scoring, dict):
+            return list(scoring)
+        if isinstance(scoring, (list, tuple)):
+            return [str(s) for s in scoring]
+        return None
+
+    def range_of(self, metric: str, optimized: bool) -> tuple[float, float] | None:
+        """The declared or known range of ``metric``."""
+        if metric in self.ranges:
+            return self.ranges[metric]
+        if optimized and None in self.ranges:
+            return self.ranges[None]
+        scoring = self.scoring
+        if metric == "score" and not isinstance(scoring, (list, tuple, dict)):
+            return known_score_range(scoring, self.estimator)
+        if isinstance(scoring, (list, tuple)):
+            return known_score_range(metric)
+        if isinstance(scoring, dict) and isinstance(scoring.get(metric), str):
+            return known_score_range(scoring[metric])
+        return None
+
+    @property
+    def optimized_range(self) -> tuple[float, float]:
+        """The optimized metric's range (known once :meth:`setup` ran with privacy)."""
+        assert self.metric is not None
+        declared = self.range_of(self.metric, True)
+        assert declared is not None
+        return declared
+
+    def n_reported_planned(self) -> int:
+        """Reports per candidate: the optimized metric and every other one named in
+        ``value_range`` (known before any fit, for a total budget)."""
+        metric = self.refit if isinstance(self.refit, str) else "score"
+        return 1 + len({k for k in self.ranges if k is not None and k != metric})
+
+    def setup(
+        self, metrics: list[str], *, private: bool, single: bool = False, planned: int | None = None
+    ) -> None:
+        """Decide the optimized and the released metrics from ``cv_results_``'s ``metrics``.
+
+        Parameters
+        ----------
+        metrics : list of str
+        private : bool
+            Whether scores are released (a range is then required).
+        single : bool, default=False
+            Only the optimized metric may be released (private selection).
+        planned : int, optional
+            The reports per candidate a total budget was spread over.
+        """
+        if metrics == ["score"]:
+            metric = "score"
+        elif isinstance(self.refit, str) and self.refit in metrics:
+            metric = self.refit
+        else:
+            raise clean(
+                ValueError(
+                    "With several metrics, refit must name the metric to optimize (one of "
+                    f"{metrics}); got refit={self.refit!r}."
+                )
+            )
+        unknown = [m for m in self.ranges if m is not None and m not in metrics]
+        if unknown:
+            raise clean(
+                ValueError(f"value_range names unknown metrics {unknown}; metrics: {metrics}.")
+            )
+        self.metric = metric
+        if not private:
+            return
+        if self.range_of(metric, True) is None:
+            raise clean(
+                ValueError(
+                    f"value_range is required with epsilon for scoring={self.scoring!r}: the "
+                    f"range of {metric!r} is not known. Pass value_range=(lo, hi), the range the "
+                    "score can take (not the one observed, which would leak)."
+                )
+            )
+        self.reported = [metric] + [m for m in metrics if m != metric and m in self.ranges]
+        if single and len(self.reported) > 1:
+            raise clean(
+                ValueError(
+                    "release='best' publishes the pick's optimized score only; value_range "
+                    f"names other metrics {self.reported[1:]}. Remove them, or use "
+                    "release='scores'."
+                )
+            )
+        if planned is not None and len(self.reported) != planned:
+            raise clean(
+                PrivacyError(
+                    f"privacy_budget was spread over {planned} reported metric(s) per candidate "
+                    f"(the optimized one and those named in value_range), but the scoring "
+                    f"reports {self.reported}. Name the metrics to report in value_range."
+                )
+            )
+
+
+def _declared_ranges(value_range: Any) -> dict[str | None, tuple[float, float]]:
+    """``value_range`` as ``{metric: (lo, hi)}``; ``None`` stands for the optimized one."""
+    if value_range is None:
+        return {}
+    if isinstance(value_range, dict):
+        out: dict[str | None, tuple[float, float]] = {}
+        for name, r in value_range.items():
+            if not isinstance(name, str):
+                raise ValueError(f"value_range keys must be metric names (str), got {name!r}.")
+            out[name] = check_value_range(r, "value_range[" + repr(name) + "]")
+        return out
+    return {None: check_value_range(value_range)}

@@ -1,15 +1,20 @@
-"""scikit-learn adapter: :class:`PrivateBOSearchCV`, a Bayesian search over a model's parameters.
+"""scikit-learn adapter: :class:`PrivateBOSearchCV` (a Bayesian search over a model's parameters)
+and :class:`PrivateSelectionSearchCV` (private selection: only the pick is published).
 
-The estimator is thin: scikit-learn's :class:`~sklearn.model_selection.
-BaseSearchCV` runs the cross-validation (joblib, any backend) and the refit;
-:mod:`privtune.space` maps the search space to the unit cube, :mod:`privtune.tuning` builds the
-optimizer and scales the scores, and :mod:`privtune.privacy` privatizes them. What is
-scikit-learn-specific lives here: the search loop (``_run_search``), the privatized
-``cv_results_`` and the choice of the best candidate.
+The searches are thin: scikit-learn's :class:`~sklearn.model_selection.BaseSearchCV` runs the
+cross-validation (joblib, any backend) and the refit; :mod:`privtune.batch` is the Bayesian
+optimization (the history, the proposals, the pick), :mod:`privtune.scores` which metric is
+optimized and released with which range, :mod:`privtune.records` the record unit's metric and
+hold-out split, and :mod:`privtune.privacy` the plans and the one release path. What is
+scikit-learn-specific lives here: the search loops (``_run_search``), the privatized
+``cv_results_``, the choice of the best candidate, and what an error or a warning may carry out.
+One strategy per class, as scikit-learn has ``GridSearchCV`` and ``RandomizedSearchCV``; what
+both share is their base, :class:`_PrivateSearchCV`.
 
-Privacy model (docs/privacy.md, row "epsilon-LDP on scores"): with ``epsilon`` set, each
-candidate's mean cross-validated score is released once, as ``clip(score, lo, hi) +
-Laplace((hi - lo) / epsilon)``, inside ``fit`` (the data owner's process). The optimizer,
+Privacy model (docs/privacy.md): with ``epsilon`` or ``privacy_budget`` set, each candidate's
+score is released inside ``fit`` (the data owner's process), under the privacy unit chosen:
+the whole score (``clip(score, lo, hi) + Laplace((hi - lo) / epsilon)``, the default) or each
+validation record of one hold-out split (noise ``n_val`` times smaller). The optimizer,
 ``cv_results_``, ``best_score_``, the verbose output, the warnings and the error messages only
 ever see released values (the fits' own warnings are silenced, and errors raised once scoring
 has begun lose their message and traceback).
@@ -21,52 +26,408 @@ import math
 import numbers
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
-from sklearn.base import is_classifier
 from sklearn.exceptions import FitFailedWarning
-from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit, check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .privacy import (
-    BudgetMeter,
-    PrivacyBudget,
-    PrivacyError,
-    PrivacyLedger,
-)
-from .privacy.errors import check_budget_pair
-from .privacy.errors import check_value_range as _check_value_range
+from .batch import BatchOptimization, default_point
+from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
+from .privacy.composition import SHAPES
 from .privacy.noise import check_seedable
-from .privacy.release import ScoreRelease
+from .privacy.release import CandidateReleases, ScoreRelease
 from .privacy.seeds import draw_seed, stream_seed
-from .privacy.selection import (
-    SHAPES,
-    RepeatDistribution,
-    Selector,
-    selection_epsilon,
-    selection_per_candidate_epsilon,
-)
+from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import UNITS, PrivacyUnit
 from .privacy.withhold import clean, release
-from .records import RecordMetric, record_metric
+from .records import RecordMetric, holdout_split, record_metric
 from .registry import REGISTRY, PrivacyModel
-from .scores import check_space_params, known_score_range
+from .scores import ScoringPlan, check_space_params, known_score_range
 from .space import SearchSpace
 from .tuning import TuningEngine, model_epsilon, warn_repeated_plays
 
-__all__ = ["PrivateBOSearchCV", "known_score_range"]
+__all__ = ["PrivateBOSearchCV", "PrivateSelectionSearchCV", "known_score_range"]
 
 #: ``cv_results_`` keys that hold no score and are kept as scikit-learn computes them.
 _TIMES = ("mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time")
 
 
-class PrivateBOSearchCV(BaseSearchCV):
+@dataclass
+class _Fit:
+    """The state of one ``fit``, dropped when it ends (it holds raw-score machinery)."""
+
+    verbose: int
+    unit: PrivacyUnit
+    plan: ScoringPlan
+    space: SearchSpace
+    noise_seed: int | None
+    record: list | None = None  # the record unit's one split, as ``cv``
+    metric: RecordMetric | None = None  # the record unit's metric, as ``scoring``
+    budget: PrivacyBudget | None = None
+    selection: SelectionPlan | None = None
+    engine: TuningEngine | None = None
+    default_params: dict | None = None
+    ledger: PrivacyLedger = field(default_factory=PrivacyLedger)
+    releases: CandidateReleases | None = None
+    scoring_started: bool = False
+    last_results: dict | None = None
+    last_failure: ValueError | None = None
+    n_nonfinite: tuple[int, int] = (0, 0)
+    warned_nonfinite: int = 0
+    # the Bayesian search's
+    bo: BatchOptimization | None = None
+    recommended: int | None = None
+    # private selection's
+    selector: Selector | None = None
+    offered: list = field(default_factory=list)
+
+
+class _PrivateSearchCV(BaseSearchCV):
+    """What privtune's searches share: the privacy of one ``fit`` (the unit, the plan of the
+    budget, the release of every score, the report), the untuned estimator, the errors and
+    warnings that may leave a private search, and the interrupted fit. A subclass writes
+    ``_run_search``, ``_plan_privacy`` (its budget or selection plan), ``_expose`` (the results
+    it publishes) and ``_report``."""
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSearchCV._parameter_constraints,
+        "estimator": [HasMethods(["fit"])],
+        "space": [Mapping],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "privacy_budget": [tuple, list, None],
+        "value_range": [tuple, list, dict, None],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "noise_random_state": ["random_state"],
+        "evaluate_default": ["boolean"],
+        "privacy_unit": [StrOptions(set(UNITS))],
+        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+    }
+
+    _algorithm = "random"  # the engine of a search without an algorithm parameter
+
+    def fit(self, X, y=None, **params):
+        """Run the search, then the refit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
+        **params : dict
+            Parameters routed to the estimator's ``fit``, the scorer and the splitter, as in
+            scikit-learn's searches.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        verbose, scoring, cv = self.verbose, self.scoring, self.cv
+        withheld: BaseException | None = None
+        try:
+            self._start(X, y, params)
+            if self._fit.record is not None:
+                # scikit-learn's machinery scores the hold-out split with privtune's metric
+                self.scoring, self.cv = self._fit.metric, self._fit.record
+            # scikit-learn's own messages one level later; above 2 they print each fold's
+            # (raw) score, so with privacy they stop at 2
+            self.verbose = max(verbose - 1, 0)
+            if self._private:
+                self.verbose = min(self.verbose, 2)
+            super().fit(X, y, **params)
+        except BaseException as exc:
+            self._stopped(exc)
+            if (
+                not self._private
+                or not getattr(self, "_fit", None)
+                or not self._fit.scoring_started
+            ):
+                raise
+            # scikit-learn's messages (a scorer's return value) and the frames of its fit
+            # (every fold's score) may hold raw scores: raise a bare exception, outside this
+            # block so that it has neither context nor those frames. privtune's own errors
+            # keep their message.
+            withheld = release(exc)
+        else:
+            if self._private:
+                self.privacy_report_ = self._report()
+                self._fitted()
+        finally:
+            self.verbose, self.scoring, self.cv = verbose, scoring, cv
+            self.__dict__.pop("_fit", None)
+        if withheld is not None:
+            raise withheld
+        return self
+
+    def _fitted(self) -> None:
+        """After a private fit, before its state is dropped."""
+
+    def __getstate__(self) -> dict:
+        # scikit-learn sends the search to its parallel workers while it fits (callbacks); the
+        # state of the fit (the curators, released values) stays in this process.
+        state = dict(super().__getstate__())  # a copy: it may be this object's own __dict__
+        state.pop("_fit", None)
+        return state
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "cv_results_")
+
+    @property
+    def _private(self) -> bool:
+        """Whether the scores are privatized (``epsilon`` or ``privacy_budget`` set)."""
+        return self.epsilon is not None or self.privacy_budget is not None
+
+    # -- the start of a fit -------------------------------------------------------------------
+    def _start(self, X, y, params) -> None:
+        """Validate what the parameter constraints cannot, and set up the state of one fit."""
+        _drop_fitted(self)
+        check_seedable("noise_random_state", self.noise_random_state)
+        space = SearchSpace(self.space)
+        check_space_params(self.estimator, space.names)
+        f = _Fit(
+            verbose=self.verbose,
+            unit=PrivacyUnit.score(),
+            plan=ScoringPlan(self.scoring, self.refit, self.estimator, self.value_range),
+            space=space,
+            noise_seed=_int_seed(self.noise_random_state),
+        )
+        self._fit = f
+        if self._private and self.privacy_unit == "record":
+            spec = REGISTRY.get(getattr(self, "algorithm", self._algorithm))
+            if spec is not None and spec.curator != "laplace":
+                raise ValueError(
+                    "privacy_unit='record' releases through the Laplace curator, not the "
+                    f"mechanism of algorithm={self.algorithm!r}."
+                )
+            if isinstance(self.value_range, dict):
+                raise ValueError(
+                    "Under privacy_unit='record', value_range is the range (lo, hi) of each "
+                    "validation record's value of the one optimized metric, not a dict."
+                )
+            f.metric = record_metric(self.scoring, self.estimator, self.value_range)
+            f.record = holdout_split(
+                self.estimator,
+                self.cv,
+                self.validation_fraction,
+                _int_seed(self.random_state),
+                X,
+                y,
+                params.get("groups"),
+            )
+            f.unit = PrivacyUnit.record(len(f.record[0][1]))
+            f.plan = ScoringPlan(
+                self.scoring, self.refit, self.estimator, None, fixed_range=f.metric.value_range
+            )
+        self.epsilon_: float | None = self._plan_privacy()
+        f.engine = TuningEngine(
+            getattr(self, "algorithm", self._algorithm),
+            epsilon=model_epsilon(self.epsilon_, f.unit),
+            optimizer_kwargs=getattr(self, "optimizer_kwargs", None),
+            n_startup=getattr(self, "n_initial_points", 0),
+            budget=self.n_iter,
+        )
+        self.algorithm_ = f.engine.algorithm
+        warn_repeated_plays(self.algorithm_, self.epsilon_, stacklevel=5)
+        if f.budget is not None and f.engine.spec.curator != "laplace":
+            raise ValueError(
+                f"privacy_budget is available for the algorithms whose scores go through the "
+                f"Laplace curator, not for algorithm={self.algorithm_!r}, whose Gaussian noise "
+                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
+            )
+        if self._private and not f.engine.spec.publishable:
+            raise ValueError(
+                "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
+                "raw scores stay with a trusted privatizer, but a search publishes each "
+                "candidate's score in cv_results_ and best_score_. Use algorithm='qff-ldp' "
+                "(each score released with Gaussian noise, Dubey's local joint DP), or "
+                "PrivateGPUCBSampler('qff-jdp', ...) with an Optuna storage you trust."
+            )
+        if self._private and self.return_train_score:
+            raise ValueError(
+                "return_train_score=True is not available with epsilon: train scores would be "
+                "reported raw. Set return_train_score=False."
+            )
+        if self._private:
+            self._refuse_callbacks()
+        if self.evaluate_default:
+            own = self.estimator.get_params(deep=True)
+            f.default_params = {name: own[name] for name in space.names}
+        metrics = f.plan.expected_metrics()
+        if metrics is not None:  # known before any fit: fail before spending compute
+            self._setup_metrics(metrics)
+
+    def _plan_privacy(self) -> float | None:
+        """Set the fit's budget or selection plan; return each report's epsilon."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _refuse_callbacks(self) -> None:
+        """With privacy, accept only progress bars, on the search and on the estimators in it.
+
+        Other callbacks see the fitted models and data (ScoringMonitor logs raw scores).
+        """
+        try:
+            from sklearn.callback import ProgressBar
+        except ImportError:  # pragma: no cover - scikit-learn without callbacks
+            return
+        owners = [self, self.estimator, *self.estimator.get_params(deep=True).values()]
+        for dim in self._fit.space.values():  # estimators among a categorical's choices
+            for choice in getattr(dim, "choices", ()):
+                if hasattr(choice, "get_params"):
+                    owners += [choice, *choice.get_params(deep=True).values()]
+        for owner in owners:
+            for callback in getattr(owner, "_skl_callbacks", None) or []:
+                if not isinstance(callback, ProgressBar):
+                    raise clean(
+                        PrivacyError(
+                            f"{type(callback).__name__} is set on {type(owner).__name__}; with "
+                            "epsilon only sklearn.callback.ProgressBar is accepted, since other "
+                            "callbacks can compute or log raw scores (ScoringMonitor does)."
+                        )
+                    )
+
+    def _setup_metrics(self, metrics: list[str]) -> None:
+        """On the first results (or before, when known): the optimized metric, the released
+        ones, and one release path per released metric, all in the fit's ledger."""
+        f = self._fit
+        planned = None if f.budget is None else f.budget.n_reports // int(self.n_iter)
+        f.plan.setup(
+            metrics, private=self._private, single=f.selection is not None, planned=planned
+        )
+        assert f.engine is not None and f.plan.metric is not None
+        f.engine.value_range = f.plan.range_of(f.plan.metric, True)  # fixes the reward scale
+        if not self._private or f.selection is not None:
+            return
+        meter = None if f.budget is None else BudgetMeter(f.budget)  # one count, every metric
+        releases = {}
+        for m in f.plan.reported:
+            curator = f.engine.curator(
+                f.plan.range_of(m, m == f.plan.metric),
+                ledger=f.ledger,
+                epsilon=self.epsilon_,
+                unit=f.unit,
+            )
+            assert curator is not None
+            releases[m] = ScoreRelease(curator, noise_seed=f.noise_seed, meter=meter)
+        f.releases = CandidateReleases(releases)
+
+    # -- results -------------------------------------------------------------------------------
+    def _format_results(self, candidate_params, n_splits, out, more_results=None):
+        f = self._fit
+        first = f.plan.metric is None  # a callable scoring: its metrics are known now
+        if not self._private:
+            results = super()._format_results(candidate_params, n_splits, out, more_results)
+            if first:
+                self._setup_metrics(_metrics(results))
+            return results
+        with warnings.catch_warnings():
+            # scikit-learn's warning about non-finite scores prints the raw means.
+            warnings.filterwarnings("ignore", message="One or more of the", category=UserWarning)
+            raw = super()._format_results(candidate_params, n_splits, out, more_results)
+        if first:
+            self._setup_metrics(_metrics(raw))
+        return self._expose(raw, len(candidate_params))
+
+    def _expose(self, raw: dict, n_candidates: int) -> dict:
+        """The results a private search publishes, from scikit-learn's raw ones."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _report(self) -> dict[str, Any]:
+        """``privacy_report_``."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    # -- rounds ------------------------------------------------------------------------------
+    def _batch_size(self) -> int:
+        """``batch_size``, or enough candidates to keep the ``n_jobs`` workers busy."""
+        if self.batch_size is not None:
+            q = int(self.batch_size)
+        else:
+            q = max(1, math.ceil(effective_n_jobs(self.n_jobs) / self.n_splits_))
+        self.batch_size_ = min(q, int(self.n_iter))
+        return self.batch_size_
+
+    def _rounds(self, callback_ctx, n_rounds: int, sizes):
+        """Begin the search's callback context; yield each round's ``(r, size, round_ctx)``
+        and end each round's context after its body ran."""
+        self._warn_if_splits_change()
+        search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
+        for r, size in enumerate(sizes):
+            round_ctx = _begin(
+                search_ctx,
+                self,
+                task_name="round",
+                max_subtasks=size * self.n_splits_,
+                sequential_subtasks=False,
+            )
+            self._fit.scoring_started = True
+            yield r, size, round_ctx
+            _end(round_ctx, self)
+        _end(search_ctx, self)
+
+    def _evaluate_batch(self, evaluate_candidates, candidates, round_ctx) -> dict | None:
+        """Cross-validate ``candidates``; ``None`` when every fit failed (scikit-learn keeps no
+        row for them; its error is kept to raise if nothing is ever evaluated)."""
+        try:
+            with warnings.catch_warnings():
+                if self._private:
+                    # Warnings of the fits and scorers (scikit-learn's "Scoring failed", a
+                    # nested search's non-finite scores...) may quote scores: silenced, in the
+                    # workers too (joblib passes the filters on).
+                    warnings.simplefilter("ignore")
+                results = evaluate_candidates(candidates, callback_ctx=round_ctx)
+        except ValueError as exc:
+            n_fits = len(candidates) * self.n_splits_
+            if self.error_score == "raise" or not str(exc).startswith(
+                f"\nAll the {n_fits} fits failed."
+            ):
+                raise
+            self._fit.last_failure = exc
+            return None
+        self._fit.last_results = results
+        return results
+
+    def _warn_if_splits_change(self) -> None:
+        if not _yields_constant_splits(self._checked_cv_orig):
+            warnings.warn(
+                "cv yields different splits at each call, so each round of the search scores "
+                "its candidates on other folds. Pass an integer random_state to a shuffling "
+                "splitter.",
+                UserWarning,
+                stacklevel=5,
+            )
+
+    def _stopped(self, exc: BaseException) -> None:
+        """Leave a search stopped by ``exc`` visibly unfitted, keeping what was evaluated."""
+        _drop_fitted(self)
+        f = getattr(self, "_fit", None)
+        last = None if f is None else f.last_results
+        if last is None:
+            return  # nothing was evaluated, nothing was spent
+        self.interrupted_results_ = last
+        spent = ""
+        if self._private:
+            self.privacy_report_ = self._report()
+            value = self.privacy_report_.get(
+                "composed_epsilon_basic", self.privacy_report_.get("epsilon")
+            )
+            spent = f" They spent epsilon = {value:g} (privacy_report_)."
+        warnings.warn(
+            f"{type(self).__name__}.fit was stopped by {type(exc).__name__} after "
+            f"{len(last['params'])} of {self.n_iter} candidates: the search is not fitted. The "
+            f"results of the evaluated candidates are in interrupted_results_.{spent}",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+class PrivateBOSearchCV(_PrivateSearchCV):
     """Bayesian search over an estimator's parameters, optionally on LDP scores.
 
     Each round, the optimizer proposes ``batch_size`` candidates (the ones in flight are pending
@@ -161,7 +522,9 @@ default="auto"
         ``RepeatAndSelectDpEvent`` (RDP): far cheaper than releasing every score, for the case
         where the search runs next to the data and only the pick leaves it. ``algorithm``
         must be ``"auto"`` or ``"random"``; the untuned estimator is released beside the random
-        candidates (``evaluate_default``). See docs/privacy.md, "Private selection".
+        candidates (``evaluate_default``). The search is then
+        :class:`PrivateSelectionSearchCV`'s (the parameters it shares are passed on, the
+        fitted attributes copied back). See docs/privacy.md, "Private selection".
     n_iter_distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
         With ``release="best"``, the distribution of ``K``; a float is the shape of a
         truncated negative binomial (:mod:`privtune.privacy.selection`). ``K`` is not bounded:
@@ -319,27 +682,15 @@ default="auto"
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        **BaseSearchCV._parameter_constraints,
-        "estimator": [HasMethods(["fit"])],
-        "space": [Mapping],
+        **_PrivateSearchCV._parameter_constraints,
         "algorithm": [StrOptions({"auto", *REGISTRY})],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "privacy_budget": [tuple, list, None],
         "release": [StrOptions({"scores", "best"})],
         "n_iter_distribution": [
             StrOptions(set(SHAPES)),
             Interval(numbers.Real, 0, None, closed="neither"),
         ],
-        "value_range": [tuple, list, dict, None],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_initial_points": [Interval(numbers.Integral, 0, None, closed="left")],
-        "random_state": ["random_state"],
-        "noise_random_state": ["random_state"],
         "optimizer_kwargs": [dict, None],
-        "evaluate_default": ["boolean"],
-        "privacy_unit": [StrOptions(set(UNITS))],
-        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
     }
 
     def __init__(
@@ -399,9 +750,9 @@ default="auto"
         self.privacy_unit = privacy_unit
         self.validation_fraction = validation_fraction
 
-    # -- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None, **params):
-        """Run the search: ``n_iter`` candidates, then the refit.
+        """Run the search: ``n_iter`` candidates, then the refit (``release="best"``:
+        :class:`PrivateSelectionSearchCV`'s search).
 
         Parameters
         ----------
@@ -415,659 +766,110 @@ default="auto"
         -------
         self : PrivateBOSearchCV
         """
+        if self.release == "best":
+            return self._select(X, y, **params)
+        return super().fit(X, y, **params)
+
+    def _select(self, X, y, **params):
+        """``release="best"``: private selection's search, its fitted attributes copied."""
         self._validate_params()
-        verbose, scoring, cv = self.verbose, self.scoring, self.cv
-        withheld: BaseException | None = None
+        if self.algorithm not in ("auto", "random"):
+            raise ValueError(
+                f"release='best' draws its candidates at random (private selection), so "
+                f"algorithm={self.algorithm!r} does not apply: an adaptive algorithm learns "
+                "from every score, which must then be released (release='scores')."
+            )
+        names = PrivateSelectionSearchCV._get_param_names()
+        own = {k: v for k, v in self.get_params(deep=False).items() if k in names}
+        search = PrivateSelectionSearchCV(**own)
+        _drop_fitted(self)
         try:
-            self._start(X, y, params)
-            if self._record is not None:
-                # scikit-learn's machinery scores the hold-out split with privtune's metric
-                self.scoring, self.cv = self._record
-            self._verbose = verbose  # privtune's line per round from 1
-            # scikit-learn's own messages one level later; above 2 they print each fold's
-            # (raw) score, so with privacy they stop at 2
-            self.verbose = max(verbose - 1, 0)
-            if self._private:
-                self.verbose = min(self.verbose, 2)
-            super().fit(X, y, **params)
-        except BaseException as exc:
-            self._stopped(exc)
-            if not self._private or not self._scoring_started:
-                raise
-            # scikit-learn's messages (a scorer's return value) and the frames of its fit
-            # (every fold's score) may hold raw scores: raise a bare exception, outside this
-            # block so that it has neither context nor those frames. privtune's own errors
-            # keep their message.
-            withheld = release(exc)
-        else:
-            if self._private:
-                self.privacy_report_ = self._privacy_report()
-                if (
-                    self._selection is None
-                    and not callable(self.refit)
-                    and hasattr(self, "best_index_")
-                ):
-                    posterior = self.cv_results_[f"posterior_mean_test_{self._metric}"]
-                    self.best_score_ = float(posterior[self.best_index_])
+            search.fit(X, y, **params)
         finally:
-            self.verbose, self.scoring, self.cv = verbose, scoring, cv
-            for name in self._FIT_STATE:
-                self.__dict__.pop(name, None)
-        if withheld is not None:
-            raise withheld
+            self.__dict__.update(
+                {k: v for k, v in vars(search).items() if k.endswith("_") and k[0] != "_"}
+            )
         return self
 
-    #: State of one ``fit``, dropped when it ends (it holds locks and raw-score machinery).
-    _FIT_STATE = (
-        "_scoring_started",
-        "_verbose",
-        "_default_u",
-        "_default_params",
-        "_space",
-        "_ranges",
-        "_metric",
-        "_reported",
-        "_released",
-        "_ledger",
-        "_budget",
-        "_meter",
-        "_selection",
-        "_selector",
-        "_offered",
-        "_releases",
-        "_noise_seed",
-        "_record",
-        "_unit",
-        "_qff_noise_seed",
-        "_engine",
-        "_history",
-        "_seed",
-        "_last_failure",
-        "_warned_nonfinite",
-        "_n_nonfinite",
-        "_recommended",
-        "_last_results",
-    )
-
-    def __getstate__(self) -> dict:
-        # scikit-learn sends the search to its parallel workers while it fits (callbacks); the
-        # state of the fit (locks, the curator, released values) stays in this process.
-        state = dict(super().__getstate__())  # a copy: it may be this object's own __dict__
-        for name in self._FIT_STATE:
-            state.pop(name, None)
-        return state
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "cv_results_")
-
-    def _start(self, X, y, params) -> None:
-        """Validate what the parameter constraints cannot, and reset the state of one fit."""
-        self._scoring_started = False
-        _drop_fitted(self)
-        check_seedable("noise_random_state", self.noise_random_state)
-        self._noise_seed = _int_seed(self.noise_random_state)
-        self._record = self._record_setup(X, y, params) if self._private else None
-        if self._record is not None:
-            metric, split = self._record
-            self._unit = PrivacyUnit.record(len(split[0][1]))
-            self._ranges: dict[str | None, tuple[float, float]] = {None: metric.value_range}
-        else:
-            self._unit = PrivacyUnit.score()
-            self._ranges = self._declared_ranges()
-        self._selection = self._planned_selection()
-        if self._selection is not None:
-            self._budget = None
-            self.epsilon_: float | None = self._selection[1]
-        else:
-            self._budget = self._planned_budget()
-            budget = self._budget
-            self.epsilon_ = self.epsilon if budget is None else budget.epsilon_per_report
-        self._engine = TuningEngine(
-            "random" if self._selection is not None else self.algorithm,
-            epsilon=model_epsilon(self.epsilon_, self._unit),
-            optimizer_kwargs=self.optimizer_kwargs,
-            n_startup=self.n_initial_points,
-            budget=self.n_iter,
+    def _plan_privacy(self) -> float | None:
+        f = self._fit
+        n_reports = int(self.n_iter) * f.plan.n_reported_planned()
+        f.budget = PrivacyBudget.from_args(
+            self.privacy_budget, self.epsilon, n_reports, n_name="n_iter", what="the search"
         )
-        self.algorithm_ = self._engine.algorithm
-        warn_repeated_plays(self.algorithm_, self.epsilon_, stacklevel=4)
-        self._space = SearchSpace(self.space)
-        check_space_params(self.estimator, self._space.names)
-        if self._budget is not None and self._engine.spec.curator != "laplace":
-            raise ValueError(
-                f"privacy_budget is available for the algorithms whose scores go through the "
-                f"Laplace curator, not for algorithm={self.algorithm_!r}, whose Gaussian noise "
-                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
-            )
-        if self._private and not self._engine.spec.publishable:
-            raise ValueError(
-                "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
-                "raw scores stay with a trusted privatizer, but a search publishes each "
-                "candidate's score in cv_results_ and best_score_. Use algorithm='qff-ldp' "
-                "(each score released with Gaussian noise, Dubey's local joint DP), or "
-                "PrivateGPUCBSampler('qff-jdp', ...) with an Optuna storage you trust."
-            )
-        if self._private and self.return_train_score:
-            raise ValueError(
-                "return_train_score=True is not available with epsilon: train scores would be "
-                "reported raw. Set return_train_score=False."
-            )
-        if self._private:
-            self._refuse_callbacks()
-        self._default_params = self._own_values() if self.evaluate_default else None
-        self._default_u = None if self._default_params is None else self._default_point()
-        self._metric: str | None = None
-        self._reported: list[str] = []
-        self._released: dict[str, list[float]] = {}
-        self._ledger = PrivacyLedger()
-        self._meter = None if self._budget is None else BudgetMeter(self._budget)
-        self._releases: dict[str, ScoreRelease] = {}
-        # The qff algorithms' own privacy noise: one seed per fit, kept by every rebuild.
-        self._qff_noise_seed = None
-        if self._engine.privacy == PrivacyModel.LOCAL_JDP:
-            seed = self._noise_seed
-            self._qff_noise_seed = draw_seed() if seed is None else stream_seed(seed, "fit")
-        self._warned_nonfinite = 0
-        self._n_nonfinite = (0, 0)
-        self._recommended: int | None = None
-        self._last_results: dict | None = None
-        self._offered: list[tuple[dict, dict | None]] = []
-        self._selector: Selector | None = None
-        if self._selection is not None:
-            self._selector = self._make_selector()
-        metrics = self._expected_metrics()
-        if metrics is not None:  # known before any fit: fail before spending compute
-            self._setup_metrics(metrics)
-
-    def _record_setup(self, X, y, params) -> tuple[RecordMetric, list] | None:
-        """Under the record unit: privtune's metric and the one hold-out split it scores on
-        (``None`` under the score unit). Checked before any fit."""
-        if self.privacy_unit != "record":
-            return None
-        spec = REGISTRY.get(self.algorithm)
-        if spec is not None and spec.curator != "laplace":
-            raise ValueError(
-                "privacy_unit='record' releases through the Laplace curator, not the "
-                f"mechanism of algorithm={self.algorithm!r}."
-            )
-        if isinstance(self.value_range, dict):
-            raise ValueError(
-                "Under privacy_unit='record', value_range is the range (lo, hi) of each "
-                "validation record's value of the one optimized metric, not a dict."
-            )
-        metric = record_metric(self.scoring, self.estimator, self.value_range)
-        classifier = is_classifier(self.estimator)
-        groups = params.get("groups")
-        if self.cv is None:
-            seed = _int_seed(self.random_state)
-            holdout = StratifiedShuffleSplit if classifier else ShuffleSplit
-            splitter = holdout(
-                n_splits=1,
-                test_size=self.validation_fraction,
-                random_state=0 if seed is None else seed,
-            )
-        else:
-            splitter = check_cv(self.cv, y, classifier=classifier)
-            k = splitter.get_n_splits(X, y, groups)
-            if k != 1:
-                raise ValueError(
-                    f"privacy_unit='record' needs one hold-out split; cv gives {k}. With K "
-                    "folds each record trains K - 1 of the fold models, and its influence on "
-                    "their scores is unbounded for an estimator that is not differentially "
-                    "private. Pass cv=None (a hold-out of validation_fraction, stratified for "
-                    "a classifier) or a splitter with one split, e.g. "
-                    "ShuffleSplit(n_splits=1, test_size=0.2, random_state=0)."
-                )
-        train, test = next(iter(splitter.split(X, y, groups)))
-        train, test = np.asarray(train), np.asarray(test)
-        if len(test) == 0 or np.intersect1d(train, test).size:
-            raise ValueError(
-                "privacy_unit='record' needs a hold-out split whose validation records are "
-                "not among the training ones, and at least one validation record."
-            )
-        return metric, [(train, test)]
-
-    def _own_values(self) -> dict[str, Any]:
-        """The estimator's own values of the space's parameters (the untuned estimator)."""
-        own = self.estimator.get_params(deep=True)
-        return {name: own[name] for name in self._space.names}
-
-    def _default_point(self) -> np.ndarray | None:
-        """The estimator's own values of the space's parameters, encoded, if they lie in the
-        space (each decodes to itself); ``None`` otherwise: the untuned estimator is then
-        evaluated as an arm outside the cube, which the model is not told."""
-        assert self._default_params is not None
-        values = self._default_params
-        try:
-            u = self._space.to_unit(values)
-        except (TypeError, ValueError):
-            return None
-        decoded = self._space.from_unit(u)
-        for name, value in values.items():
-            back = decoded[name]
-            numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            if not (back == value or (numeric and math.isclose(back, value, rel_tol=1e-9))):
-                return None  # e.g. a value off the parameter's step grid
-        return u
-
-    def _expected_metrics(self) -> list[str] | None:
-        """The metric names ``cv_results_`` will have, ``None`` for a callable scoring."""
-        scoring = self.scoring
-        if scoring is None or isinstance(scoring, str):
-            return ["score"]
-        if isinstance(scoring, dict):
-            return list(scoring)
-        if isinstance(scoring, (list, tuple)):
-            return [str(s) for s in scoring]
-        return None
-
-    def _refuse_callbacks(self) -> None:
-        """With privacy, accept only progress bars, on the search and on the estimators in it.
-
-        Other callbacks see the fitted models and data (ScoringMonitor logs raw scores).
-        """
-        try:
-            from sklearn.callback import ProgressBar
-        except ImportError:  # pragma: no cover - scikit-learn without callbacks
-            return
-        owners = [self, self.estimator, *self.estimator.get_params(deep=True).values()]
-        for dim in self._space.values():  # estimators among a categorical's choices
-            for choice in getattr(dim, "choices", ()):
-                if hasattr(choice, "get_params"):
-                    owners += [choice, *choice.get_params(deep=True).values()]
-        for owner in owners:
-            for callback in getattr(owner, "_skl_callbacks", None) or []:
-                if not isinstance(callback, ProgressBar):
-                    raise clean(
-                        PrivacyError(
-                            f"{type(callback).__name__} is set on {type(owner).__name__}; with "
-                            "epsilon only sklearn.callback.ProgressBar is accepted, since other "
-                            "callbacks can compute or log raw scores (ScoringMonitor does)."
-                        )
-                    )
-
-    def _declared_ranges(self) -> dict[str | None, tuple[float, float]]:
-        """``value_range`` as ``{metric: (lo, hi)}``; ``None`` stands for the optimized one."""
-        vr = self.value_range
-        if vr is None:
-            return {}
-        if isinstance(vr, dict):
-            out: dict[str | None, tuple[float, float]] = {}
-            for name, r in vr.items():
-                if not isinstance(name, str):
-                    raise ValueError(f"value_range keys must be metric names (str), got {name!r}.")
-                out[name] = _range("value_range[" + repr(name) + "]", r)
-            return out
-        return {None: _range("value_range", vr)}
-
-    def _range_of(self, metric: str, optimized: bool) -> tuple[float, float] | None:
-        """The declared or known range of ``metric``."""
-        if metric in self._ranges:
-            return self._ranges[metric]
-        if optimized and None in self._ranges:
-            return self._ranges[None]
-        scoring = self.scoring
-        if metric == "score" and not isinstance(scoring, (list, tuple, dict)):
-            return known_score_range(scoring, self.estimator)
-        if isinstance(scoring, (list, tuple)):
-            return known_score_range(metric)
-        if isinstance(scoring, dict) and isinstance(scoring.get(metric), str):
-            return known_score_range(scoring[metric])
-        return None
-
-    def _optimized_range(self) -> tuple[float, float]:
-        """The range of the optimized metric (known once privacy's curators exist)."""
-        assert self._metric is not None
-        declared = self._range_of(self._metric, True)
-        assert declared is not None
-        return declared
-
-    def _setup_metrics(self, metrics: list[str]) -> None:
-        """On the first results: the optimized metric, the reported ones and their curators."""
-        if metrics == ["score"]:
-            metric = "score"
-        elif isinstance(self.refit, str) and self.refit in metrics:
-            metric = self.refit
-        else:
-            raise clean(
-                ValueError(
-                    "With several metrics, refit must name the metric to optimize (one of "
-                    f"{metrics}); got refit={self.refit!r}."
-                )
-            )
-        unknown = [m for m in self._ranges if m is not None and m not in metrics]
-        if unknown:
-            raise clean(
-                ValueError(f"value_range names unknown metrics {unknown}; metrics: {metrics}.")
-            )
-        self._metric = metric
-        self._engine.value_range = self._range_of(metric, True)  # fixes the reward scale
-        if not self._private:
-            return
-        if self._range_of(metric, True) is None:
-            raise clean(
-                ValueError(
-                    f"value_range is required with epsilon for scoring={self.scoring!r}: the range "
-                    f"of {metric!r} is not known. Pass value_range=(lo, hi), the range the score "
-                    "can take (not the one observed, which would leak)."
-                )
-            )
-        self._reported = [metric] + [m for m in metrics if m != metric and m in self._ranges]
-        if self._selection is not None:
-            if len(self._reported) > 1:
-                raise clean(
-                    ValueError(
-                        "release='best' publishes the pick's optimized score only; value_range "
-                        f"names other metrics {self._reported[1:]}. Remove them, or use "
-                        "release='scores'."
-                    )
-                )
-            return
-        planned = self._n_reported_planned()
-        if self._budget is not None and len(self._reported) != planned:
-            raise clean(
-                PrivacyError(
-                    f"privacy_budget was spread over {planned} reported metric(s) per candidate "
-                    f"(the optimized one and those named in value_range), but the scoring "
-                    f"reports {self._reported}. Name the metrics to report in value_range."
-                )
-            )
-        for m in self._reported:
-            rng = self._range_of(m, m == metric)
-            assert rng is not None
-            curator = self._engine.curator(
-                rng, ledger=self._ledger, epsilon=self.epsilon_, unit=self._unit
-            )
-            assert curator is not None
-            # one count over every reported metric
-            self._releases[m] = ScoreRelease(
-                curator, noise_seed=self._noise_seed, meter=self._meter
-            )
+        return self.epsilon if f.budget is None else f.budget.epsilon_per_report
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
-        if self._selection is not None:
-            return self._run_selection(evaluate_candidates, callback_ctx)
+        f = self._fit
         n_iter, q = int(self.n_iter), self._batch_size()
-        n_rounds = math.ceil(n_iter / q)
-        self._warn_if_splits_change()
         seed = _int_seed(self.random_state)
-        self._seed = draw_seed() if seed is None else seed
-        self._history = _History(self._space.dim)
-        self._last_failure: ValueError | None = None
-        search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
+        noise_seed = None  # the qff algorithms' own privacy noise: one per fit
+        if f.engine.privacy == PrivacyModel.LOCAL_JDP:
+            noise_seed = draw_seed() if f.noise_seed is None else stream_seed(f.noise_seed, "fit")
+        default_u = None if f.default_params is None else default_point(f.space, f.default_params)
+        f.bo = bo = BatchOptimization(
+            f.engine,
+            f.space,
+            seed=draw_seed() if seed is None else seed,
+            noise_seed=noise_seed,
+            default_u=default_u,
+        )
+        outside = f.default_params is not None and default_u is None
+        n_rounds = math.ceil(n_iter / q)
+        sizes = [min(q, n_iter - r * q) for r in range(n_rounds)]
         results = None
-        outside = self._default_params is not None and self._default_u is None
-        for r in range(n_rounds):
-            size = min(q, n_iter - r * q)
-            extra = [self._default_params] if outside and r == 0 else []
-            U = self._propose(r * q, size - len(extra))
-            round_ctx = _begin(
-                search_ctx,
-                self,
-                task_name="round",
-                max_subtasks=size * self.n_splits_,
-                sequential_subtasks=False,
-            )
-            self._scoring_started = True
-            batch = self._evaluate(evaluate_candidates, U, round_ctx, extra)
-            results = results if batch is None else batch
-            _end(round_ctx, self)
-            if self._verbose > 0:
+        for r, size, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
+            # the untuned estimator first: its point, or an arm outside the cube
+            extra = [f.default_params] if outside and r == 0 else []
+            U = bo.propose(r * q, size - len(extra))
+            candidates = [*extra, *(f.space.from_unit(u) for u in U)]
+            batch = self._evaluate_batch(evaluate_candidates, candidates, round_ctx)
+            if batch is None:
+                bo.record_failed(U)
+                self._warn_all_fits_failed(len(candidates))
+            else:
+                self._warn_nonfinite()
+                bo.record(U, batch[f"mean_test_{f.plan.metric}"], len(extra))
+                results = batch
+            if f.verbose > 0:
                 self._print_round(r + 1, n_rounds, r * q + size, results)
         if results is None:
             # Nothing was evaluated: scikit-learn's error, with the fits' errors (withheld by
             # fit with privacy).
-            assert self._last_failure is not None
-            raise self._last_failure
-        if self._private and self._history.n_candidates_finite(results, self._metric):
-            posterior, self._recommended = self._recommend(results)
+            assert f.last_failure is not None
+            raise f.last_failure
+        scores = results[f"mean_test_{f.plan.metric}"]
+        if self._private and bo.has_finite(scores):
+            posterior, f.recommended = bo.recommend(scores, self._noise_variance())
             # reported within the score's range: a model's mean under heavy noise can leave it
-            lo, hi = self._optimized_range()
-            results[f"posterior_mean_test_{self._metric}"] = np.clip(posterior, lo, hi)
-        _end(search_ctx, self)
-
-    def _run_selection(self, evaluate_candidates, callback_ctx) -> None:
-        """``release="best"``: ``K`` random candidates, each released inside, the best one
-        published (:mod:`privtune.privacy.selection`)."""
-        assert self._selection is not None
-        dist, _, _ = self._selection
-        rng = np.random.default_rng(_int_seed(self.random_state))
-        k = dist.draw(rng)  # before any score: K does not depend on the data
-        if k == 0:
-            raise ValueError(
-                f"n_iter_distribution={self.n_iter_distribution!r} drew 0 candidates: nothing "
-                "was evaluated and nothing is published (K is drawn before any score, so this "
-                "says nothing about the data). Fit again, or use a distribution with K >= 1."
-            )
-        self.n_candidates_ = k
-        self._last_failure = None
-        # the untuned estimator first (a baseline released beside the selection), then K draws
-        candidates = [] if self._default_params is None else [self._default_params]
-        candidates += [self._space.from_unit(u) for u in rng.random((k, self._space.dim))]
-        q = self._batch_size()
-        n_rounds = math.ceil(len(candidates) / q)
-        self._warn_if_splits_change()
-        search_ctx = _begin(callback_ctx, self, task_name="search", max_subtasks=n_rounds)
-        self._scoring_started = True
-        for r in range(n_rounds):
-            batch = candidates[r * q : (r + 1) * q]
-            round_ctx = _begin(
-                search_ctx,
-                self,
-                task_name="round",
-                max_subtasks=len(batch) * self.n_splits_,
-                sequential_subtasks=False,
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the fits' warnings may quote scores
-                try:
-                    self._last_results = evaluate_candidates(batch, callback_ctx=round_ctx)
-                except ValueError as exc:
-                    if not self._all_fits_failed(exc, len(batch)):
-                        raise
-                    # no row in scikit-learn's results: each failed candidate counts as the
-                    # worst end of the range, released inside like any other
-                    self._last_failure = exc
-                    for params in batch:
-                        self._offer(params, math.nan, None)
-            _end(round_ctx, self)
-            if self._verbose > 0:
-                print(
-                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
-                    f"{min((r + 1) * q, len(candidates))}/{len(candidates)} candidates "
-                    "(release='best': no score is shown "
-                    "before the pick)",
-                    flush=True,
-                )
-        _end(search_ctx, self)
-        if self._last_results is None:
-            assert self._last_failure is not None
-            raise self._last_failure  # every fit failed (withheld by fit with privacy)
-        self._publish_pick(self._last_results)
-
-    def _make_selector(self) -> Selector:
-        """The inside of ``release="best"``, on the optimized metric's declared range."""
-        assert self._selection is not None
-        refit = self.refit
-        metric = refit if isinstance(refit, str) else "score"
-        declared = self._range_of(metric, True)
-        if declared is None:
-            raise ValueError(
-                f"value_range is required with release='best' for scoring={self.scoring!r}: "
-                f"the range of {metric!r} is not known. Pass value_range=(lo, hi), the range "
-                "the score can take."
-            )
-        return Selector(self._selection[1], declared, noise_seed=self._noise_seed, unit=self._unit)
-
-    def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
-        """Release one candidate's score inside the selection (nothing leaves it)."""
-        assert self._selector is not None
-        if not self._offered and self._default_params is not None:
-            self._selector.offer_baseline(raw_score)  # the untuned estimator, offered first
-        else:
-            self._selector.offer(raw_score)
-        self._offered.append((params, row))
-
-    def _select(self, raw: dict, n_candidates: int) -> dict:
-        """``release="best"``: offer each new candidate to the selection; expose its
-        parameters only."""
-        n_rows = sum(row is not None for _, row in self._offered)
-        for i in range(n_rows, n_candidates):
-            row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
-            self._offer(raw["params"][i], float(raw[f"mean_test_{self._metric}"][i]), row)
-        return {"params": list(raw["params"])}
-
-    def _publish_pick(self, results: dict) -> None:
-        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
-        row: its parameters, times and released score."""
-        assert self._selector is not None and self._selection is not None
-        index, released = self._selector.best()
-        assert index is not None
-        # the baseline (-1) is the first offer; the candidates follow it
-        params, row = self._offered[index + 1 if self._default_params is not None else index]
-        results.clear()
-        results["params"] = [params]
-        for name in self._space.names:
-            value = row[f"param_{name}"] if row is not None else params[name]
-            results[f"param_{name}"] = np.ma.MaskedArray([value], mask=[False], dtype=object)
-        for k in _TIMES:
-            results[k] = np.array([row[k] if row is not None else math.nan])
-        m = self._metric
-        results[f"mean_test_{m}"] = np.array([released])
-        results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
-        results[f"epsilon_test_{m}"] = np.array([self._selection_report()["epsilon"]])
-
-    def _batch_size(self) -> int:
-        """``batch_size``, or enough candidates to keep the ``n_jobs`` workers busy."""
-        if self.batch_size is not None:
-            q = int(self.batch_size)
-        else:
-            q = max(1, math.ceil(effective_n_jobs(self.n_jobs) / self.n_splits_))
-        self.batch_size_ = min(q, int(self.n_iter))
-        return self.batch_size_
-
-    def _warn_if_splits_change(self) -> None:
-        if not _yields_constant_splits(self._checked_cv_orig):
-            warnings.warn(
-                "cv yields different splits at each call, so each round of the search scores "
-                "its candidates on other folds. Pass an integer random_state to a shuffling "
-                "splitter.",
-                UserWarning,
-                stacklevel=4,
+            results[f"posterior_mean_test_{f.plan.metric}"] = np.clip(
+                posterior, *f.plan.optimized_range
             )
 
-    def _synced(self):
-        """The engine's optimizer told the history so far, and its reward scale."""
-        h = self._history
-        return self._engine.sync(
-            "fit",
-            self._space,
-            list(range(len(h))),
-            h.U,
-            h.values,
-            failed=~np.isfinite(h.values),  # a failure's penalty, told as an exact value
-            seed=self._seed,
-            noise_seed=self._qff_noise_seed,
-        )
-
-    def _propose(self, n_proposed: int, size: int) -> list[np.ndarray]:
-        """The next ``size`` candidates; the untuned estimator is the first of the first
-        round."""
-        opt, _ = self._synced()
-        first = n_proposed == 0
-        U = [self._default_u] if first and self._default_u is not None else []
-        for j in range(len(U), size):
-            pending = np.array(U) if first and U else None  # asked ones are pending already
-            key = [self._seed, n_proposed + j]
-            U.append(self._engine.ask(opt, n_told=len(self._history) + j, key=key, pending=pending))
-        return U
-
-    def _evaluate(self, evaluate_candidates, U, round_ctx, extra=()) -> dict | None:
-        """Cross-validate ``extra`` (parameters outside the cube: the untuned estimator when
-        the space cannot encode it) and the candidates ``U``, and record them in the history;
-        ``None`` when every fit of the batch failed (scikit-learn keeps no row for it)."""
-        try:
-            with warnings.catch_warnings():
-                if self._private:
-                    # Warnings of the fits and scorers (scikit-learn's "Scoring failed", a
-                    # nested search's non-finite scores...) may quote scores: silenced, in the
-                    # workers too (joblib passes the filters on).
-                    warnings.simplefilter("ignore")
-                results = evaluate_candidates(
-                    [*extra, *(self._space.from_unit(u) for u in U)], callback_ctx=round_ctx
-                )
-        except ValueError as exc:
-            if not self._all_fits_failed(exc, len(U) + len(extra)):
-                raise
-            self._last_failure = exc
-            self._history.add_failed(U)
-            self._warn_all_fits_failed(len(U) + len(extra), exc)
-            return None
-        self._warn_nonfinite()
-        self._last_results = results
-        scores = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-        n = len(scores)
-        self._history.add(U, scores[n - len(U) :], range(n - len(U), n))
-        if extra:
-            self._history.outside = n - len(U) - 1
-        return results
-
-    def _recommend(self, results) -> tuple[np.ndarray, int]:
-        """Every candidate's posterior mean (score units; NaN for a failed one) and the pick:
-        the engine's recommendation among the candidates with a released score. The untuned
-        estimator, evaluated first, is the baseline: it is kept unless a candidate beats it
-        with posterior probability :data:`~privtune.acquisition.BASELINE_LEVEL`. Inside the
-        cube it is the history's row 0; outside (values the space cannot encode) it is an arm
-        the model was not told, whose value is its released score with the curator's noise."""
-        h = self._history
-        n_candidates = len(results["params"])
-        released = np.asarray(results[f"mean_test_{self._metric}"], dtype=float)
-        posterior = np.full(n_candidates, np.nan)
-        rows = h.rows_in_results(n_candidates)
-        eligible = np.zeros(len(h), dtype=bool)
-        eligible[rows] = np.isfinite(released[h.candidate[rows]])  # a failure is not a pick
-        outside = h.outside if h.outside is not None and np.isfinite(released[h.outside]) else None
-        if outside is not None:
-            posterior[outside] = released[outside]
-        if not eligible.any():
-            assert outside is not None
-            return posterior, outside
-        opt, scale = self._synced()
-        posterior[h.candidate[eligible]] = self._engine.posterior_scores(opt, scale, h.U[eligible])
-        if outside is not None:
-            assert self._metric is not None
-            release = self._releases[self._metric]
-            row = self._engine.recommend_against(
-                opt, scale, released[outside], release.curator.noise_variance, eligible=eligible
-            )
-            return posterior, outside if row < 0 else int(h.candidate[row])
-        baseline = 0 if self._default_u is not None and eligible[0] else None
-        row = self._engine.recommend(opt, baseline=baseline, eligible=eligible)
-        return posterior, int(h.candidate[row])
-
-    def _all_fits_failed(self, exc: ValueError, size: int) -> bool:
-        """Whether ``exc`` is scikit-learn's error for a batch whose every fit failed."""
-        n_fits = size * self.n_splits_
-        return self.error_score != "raise" and str(exc).startswith(
-            f"\nAll the {n_fits} fits failed."
-        )
+    def _noise_variance(self) -> float:
+        """The variance of a released score's noise (score units)."""
+        f = self._fit
+        assert f.releases is not None and f.plan.metric is not None
+        return f.releases.releases[f.plan.metric].curator.noise_variance
 
     def _warn_nonfinite(self) -> None:
-        n, n_candidates = self._n_nonfinite
-        if not self._private or n <= self._warned_nonfinite:
+        f = self._fit
+        n, n_candidates = f.n_nonfinite
+        if not self._private or n <= f.warned_nonfinite:
             return
-        self._warned_nonfinite = n
+        f.warned_nonfinite = n
         warnings.warn(
             f"{n} of {n_candidates} candidates have a non-finite mean test score (failed fits "
             "scored with error_score=nan, or a scorer returning NaN): they release nothing. "
             "With epsilon the fits' own warnings are silenced, since they may quote scores; "
             "rerun without epsilon, on data you may inspect, to see them.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
 
-    def _warn_all_fits_failed(self, size: int, exc: ValueError) -> None:
+    def _warn_all_fits_failed(self, size: int) -> None:
+        exc = self._fit.last_failure
         detail = (
             " (the errors are withheld with epsilon; rerun one candidate without it)"
             if self._private
@@ -1077,22 +879,27 @@ default="auto"
             f"All fits of {size} candidate(s) failed; they are not in cv_results_ and count "
             f"as the lowest score of the range for the optimizer{detail}",
             FitFailedWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
 
     def _print_round(self, r: int, n_rounds: int, n_done: int, results: dict | None) -> None:
         """One line per round: without privacy the best mean test score so far; with privacy
         the posterior mean of the current pick (a model estimate from released scores, never
         the maximum of noisy values)."""
-        value = self._history.best
-        if self._private and self._history.n_candidates_finite(results, self._metric):
-            posterior, pick = self._recommend(results)
-            value = float(np.clip(posterior[pick], *self._optimized_range()))
+        f = self._fit
+        assert f.bo is not None
+        metric = f.plan.metric
+        value = f.bo.best
+        if self._private and results is not None:
+            scores = results[f"mean_test_{metric}"]
+            if f.bo.has_finite(scores):
+                posterior, pick = f.bo.recommend(scores, self._noise_variance())
+                value = float(np.clip(posterior[pick], *f.plan.optimized_range))
         shown = f"{value:.4f}" if math.isfinite(value) else "none yet"
         if not self._private:
-            what = f"best mean_test_{self._metric} so far: {shown}"
+            what = f"best mean_test_{metric} so far: {shown}"
         else:
-            what = f"current pick's posterior mean of {self._metric}: {shown}"
+            what = f"current pick's posterior mean of {metric}: {shown}"
         print(
             f"[{type(self).__name__}] round {r}/{n_rounds}: {n_done}/{self.n_iter} candidates, "
             f"{what}",
@@ -1100,176 +907,334 @@ default="auto"
         )
 
     def _select_best_index(self, refit, refit_metric, results):
-        if self._selection is not None and not callable(refit):
-            return 0  # the published row is the pick
         if not self._private or callable(refit):
             return BaseSearchCV._select_best_index(refit, refit_metric, results)
-        if self._recommended is None:
+        f = self._fit
+        if f.recommended is None:
             raise clean(
                 ValueError(
                     f"Every one of the {len(results['params'])} candidates has a non-finite "
-                    f"mean test score ({self._metric}): there is nothing to select. Check the "
+                    f"mean test score ({f.plan.metric}): there is nothing to select. Check the "
                     "scorer and error_score (failed fits score error_score)."
                 )
             )
-        return self._recommended
+        return f.recommended
+
+    def _fitted(self) -> None:
+        # best_score_ is the pick's posterior mean, not a released (noisy) value
+        if not callable(self.refit) and hasattr(self, "best_index_"):
+            posterior = self.cv_results_[f"posterior_mean_test_{self._fit.plan.metric}"]
+            self.best_score_ = float(posterior[self.best_index_])
 
     # -- privatized results ------------------------------------------------------------------
-    def _format_results(self, candidate_params, n_splits, out, more_results=None):
-        first = self._metric is None  # a callable scoring: its metrics are known now
-        if not self._private:
-            results = super()._format_results(candidate_params, n_splits, out, more_results)
-            if first:
-                self._setup_metrics(_metrics(results))
-            return results
-        with warnings.catch_warnings():
-            # scikit-learn's warning about non-finite scores prints the raw means.
-            warnings.filterwarnings("ignore", message="One or more of the", category=UserWarning)
-            raw = super()._format_results(candidate_params, n_splits, out, more_results)
-        if first:
-            self._setup_metrics(_metrics(raw))
-        if self._selection is not None:
-            return self._select(raw, len(candidate_params))
-        return self._privatize(raw, len(candidate_params))
-
-    def _privatize(self, raw: dict, n_candidates: int) -> dict:
+    def _expose(self, raw: dict, n_candidates: int) -> dict:
         """The results to expose: the released mean of each reported metric, no raw score.
 
         Each candidate's mean is released once, the first time it appears; later calls (one per
         round, over all candidates so far) reuse the released values.
         """
+        f = self._fit
+        assert f.releases is not None
         results: dict[str, Any] = {
             k: v for k, v in raw.items() if k in _TIMES or k.startswith("param_") or k == "params"
         }
-        n_nonfinite = 0
-        for m in self._reported:
-            released = self._released.setdefault(m, [])
-            for i in range(len(released), n_candidates):
-                score = float(raw[f"mean_test_{m}"][i])
-                # every metric's report is about the same data: one owner, numbered in order
-                value, _ = self._releases[m](score, owner="search", number=self._ledger.n_reports)
-                released.append(value)
-            values = np.asarray(released, dtype=float)
+        released = f.releases.update(
+            {m: raw[f"mean_test_{m}"] for m in f.plan.reported}, n_candidates
+        )
+        for m, values in released.items():
             results[f"mean_test_{m}"] = values
             results[f"rank_test_{m}"] = _rank(values)
-            spent = np.where(np.isfinite(values), float(self.epsilon_ or 0.0), 0.0)
-            results[f"epsilon_test_{m}"] = spent
-            if m == self._metric:
-                n_nonfinite = int(np.sum(~np.isfinite(values)))
-        self._n_nonfinite = (n_nonfinite, n_candidates)  # warned by _run_search
+            results[f"epsilon_test_{m}"] = np.where(
+                np.isfinite(values), float(self.epsilon_ or 0.0), 0.0
+            )
+        optimized = released[f.plan.reported[0]]  # the optimized metric
+        f.n_nonfinite = (int(np.sum(~np.isfinite(optimized))), n_candidates)  # warned per round
         return results
 
-    def _selection_report(self) -> dict[str, Any]:
-        """What ``release="best"`` publishes costs (dp-accounting's RDP accountant)."""
-        assert self._selection is not None
-        dist, epsilon0, delta = self._selection
-        epsilon = selection_epsilon(epsilon0, dist, delta, baseline=bool(self.evaluate_default))
-        return {
-            "release": "best",
-            "distribution": self.n_iter_distribution,
-            "mean_candidates": dist.mean,
-            "n_candidates": getattr(self, "n_candidates_", None),
-            "epsilon_per_candidate": epsilon0,
-            "baseline": bool(self.evaluate_default),
-            "epsilon": epsilon,
-            "delta": delta,
-            "accountant": "rdp",
-            "privacy_unit": self._unit.kind,
-            **({} if self._unit.n_val is None else {"n_val": self._unit.n_val}),
-            "protects": self._unit.protects(epsilon, delta),
-        }
-
-    def _privacy_report(self) -> dict[str, Any]:
-        if self._selection is not None:
-            out = self._selection_report()
-            if self.privacy_budget is not None:
-                out["budget_epsilon"], out["budget_delta"] = self.privacy_budget
-            return out
-        delta = 1e-6 if self._budget is None else self._budget.delta
-        out = self._engine.privacy_report(self._ledger, delta, self._unit)
-        out["metrics"] = list(self._reported)
-        if self._budget is not None:
-            out.update(self._budget.report(self._ledger.n_reports))
+    def _report(self) -> dict[str, Any]:
+        f = self._fit
+        delta = 1e-6 if f.budget is None else f.budget.delta
+        assert f.engine is not None
+        out = f.engine.privacy_report(f.ledger, delta, f.unit)
+        out["metrics"] = list(f.plan.reported)
+        if f.budget is not None:
+            out.update(f.budget.report(f.ledger.n_reports))
         return out
 
-    @property
-    def _private(self) -> bool:
-        """Whether the scores are privatized (``epsilon`` or ``privacy_budget`` set)."""
-        return self.epsilon is not None or self.privacy_budget is not None
 
-    def _n_reported_planned(self) -> int:
-        """Reports per candidate: the optimized metric and every other one named in
-        ``value_range``."""
-        refit = self.refit
-        metric = refit if isinstance(refit, str) else "score"
-        return 1 + len({k for k in self._ranges if k is not None and k != metric})
+class PrivateSelectionSearchCV(_PrivateSearchCV):
+    """Private selection over an estimator's parameters: only the pick is published.
 
-    def _planned_selection(self) -> tuple[RepeatDistribution, float, float] | None:
-        """``release="best"``: the distribution of the number of candidates, each one's
-        epsilon and the delta the cost is stated at (``None`` with ``release="scores"``)."""
-        if self.release != "best":
-            return None
+    A random number ``K`` of candidates drawn uniformly from the space (mean ``n_iter``,
+    distribution ``n_iter_distribution``, drawn before any score), each one's score released
+    inside the search with Laplace noise, and only the candidate with the best released score
+    published, with that score (Liu & Talwar 2019; Papernot & Steinke 2022): ``cv_results_``
+    has one row, ``best_score_`` is the pick's released score (biased up, being the maximum of
+    noisy values). The untuned estimator is released beside the candidates and kept unless the
+    best candidate's released score exceeds its own by the 95 % quantile of the difference of
+    two noise draws (``evaluate_default``). Accounted with dp-accounting's
+    ``RepeatAndSelectDpEvent`` (RDP) composed with the untuned estimator's release: far
+    cheaper than releasing every score, for a search that runs next to the data and publishes
+    only its pick. :class:`PrivateBOSearchCV` with ``release="best"`` is this search.
+
+    Privacy model (docs/privacy.md, "Private selection"): (epsilon, delta)-DP of what the
+    search publishes (the pick, its released score), under the privacy unit chosen: the whole
+    score, or each validation record of one hold-out split (``privacy_unit="record"``).
+
+    Parameters
+    ----------
+    estimator : estimator object
+        The estimator to tune.
+    space : mapping
+        Parameter names to search dimensions (as :class:`PrivateBOSearchCV`'s).
+    epsilon : float, optional
+        Each candidate's epsilon; the publication then costs
+        :func:`privtune.privacy.selection_epsilon` at delta 1e-6.
+    privacy_budget : tuple of float, optional
+        ``(epsilon, delta)``, ``delta > 0``, of the whole publication instead: each candidate
+        gets :func:`privtune.privacy.selection_per_candidate_epsilon`. One of ``epsilon`` and
+        ``privacy_budget`` is required.
+    n_iter : int, default=50
+        The mean number of candidates.
+    n_iter_distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
+        The distribution of ``K`` (see :class:`PrivateBOSearchCV`).
+    value_range : tuple of float, optional
+        The range ``(lo, hi)`` of the optimized score (or, under the record unit, of each
+        record's value), where the scoring's is not known.
+    batch_size : int, optional
+        Candidates evaluated per round (default: enough to keep the ``n_jobs`` workers busy).
+    scoring, cv, n_jobs, refit, error_score, pre_dispatch
+        As in :class:`~sklearn.model_selection.GridSearchCV`.
+    random_state : int, RandomState instance or None, default=None
+        Seed of ``K`` and of the candidates.
+    noise_random_state : int, RandomState instance or None, default=None
+        Seed of the noise, for reproducible experiments only.
+    evaluate_default : bool, default=True
+        Release the untuned estimator beside the candidates, as the baseline of the pick.
+    verbose : int, default=0
+        ``>= 1``: one line per round, counts only (no score is shown before the pick).
+    return_train_score : bool, default=False
+        Must stay ``False``: train scores would be raw.
+    privacy_unit : {"score", "record"}, default="score"
+        Whom the publication protects (as :class:`PrivateBOSearchCV`'s).
+    validation_fraction : float, default=0.2
+        The hold-out fraction under the record unit with ``cv=None``.
+
+    Attributes
+    ----------
+    cv_results_ : dict
+        The pick's one row: its parameters, times, released score and the publication's
+        epsilon.
+    best_params_, best_score_, best_index_, best_estimator_, n_splits_, refit_time_
+        As in scikit-learn's searches (``best_index_`` is 0).
+    n_candidates_ : int
+        ``K``, the number of candidates drawn (independent of the data).
+    epsilon_ : float
+        Each candidate's epsilon.
+    privacy_report_ : dict
+        ``release``, ``distribution``, ``mean_candidates``, ``n_candidates``,
+        ``epsilon_per_candidate``, ``baseline``, ``epsilon`` and ``delta`` (the publication's
+        guarantee), ``accountant``, ``privacy_unit`` and ``protects``.
+
+    See Also
+    --------
+    PrivateBOSearchCV : Every candidate's score released, the candidates proposed by a model.
+    privtune.privacy.private_selection : The same mechanism for any scoring function.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from privtune import PrivateSelectionSearchCV
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> search = PrivateSelectionSearchCV(
+    ...     LogisticRegression(max_iter=200),
+    ...     {"C": (1e-3, 1e2, "log-uniform")},
+    ...     privacy_budget=(1.0, 1e-6),
+    ...     privacy_unit="record",
+    ...     n_iter=10,
+    ...     random_state=0,
+    ... ).fit(X, y)
+    >>> len(search.cv_results_["params"]), search.privacy_report_["epsilon"] <= 1.0
+    (1, True)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **_PrivateSearchCV._parameter_constraints,
+        "n_iter_distribution": [
+            StrOptions(set(SHAPES)),
+            Interval(numbers.Real, 0, None, closed="neither"),
+        ],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        space,
+        *,
+        epsilon: float | None = None,
+        privacy_budget: tuple[float, float] | None = None,
+        n_iter: int = 50,
+        n_iter_distribution: str | float = "geometric",
+        value_range=None,
+        batch_size: int | None = None,
+        scoring=None,
+        cv=None,
+        n_jobs: int | None = None,
+        refit=True,
+        random_state=None,
+        noise_random_state=None,
+        evaluate_default: bool = True,
+        verbose: int = 0,
+        error_score=np.nan,
+        return_train_score: bool = False,
+        pre_dispatch="2*n_jobs",
+        privacy_unit: str = "score",
+        validation_fraction: float = 0.2,
+    ) -> None:
+        super().__init__(
+            estimator=estimator,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            error_score=error_score,
+            return_train_score=return_train_score,
+        )
+        self.space = space
+        self.epsilon = epsilon
+        self.privacy_budget = privacy_budget
+        self.n_iter = n_iter
+        self.n_iter_distribution = n_iter_distribution
+        self.value_range = value_range
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.noise_random_state = noise_random_state
+        self.evaluate_default = evaluate_default
+        self.privacy_unit = privacy_unit
+        self.validation_fraction = validation_fraction
+
+    def _plan_privacy(self) -> float | None:
+        f = self._fit
         if not self._private:
             raise ValueError(
                 "release='best' is private selection: pass epsilon (each candidate's) or "
                 "privacy_budget=(epsilon, delta) (the whole publication's)."
             )
-        if self.algorithm not in ("auto", "random"):
-            raise ValueError(
-                f"release='best' draws its candidates at random (private selection), so "
-                f"algorithm={self.algorithm!r} does not apply: an adaptive algorithm learns "
-                "from every score, which must then be released (release='scores')."
-            )
-        if self.epsilon is not None and self.privacy_budget is not None:
-            raise ValueError(
-                "Pass epsilon (each candidate's) or privacy_budget (the whole publication's), "
-                f"not both; got epsilon={self.epsilon!r} and "
-                f"privacy_budget={self.privacy_budget!r}."
-            )
-        dist = RepeatDistribution(self.n_iter, self.n_iter_distribution)
-        if self.privacy_budget is not None:
-            total, delta = check_budget_pair(self.privacy_budget, delta_positive=True)
-            eps0 = selection_per_candidate_epsilon(
-                total, delta, dist, baseline=bool(self.evaluate_default)
-            )
-            return dist, eps0, delta
-        assert self.epsilon is not None
-        return dist, float(self.epsilon), 1e-6
-
-    def _planned_budget(self) -> PrivacyBudget | None:
-        """``privacy_budget`` over ``n_iter`` candidates' reports (``None`` without one)."""
-        if self.privacy_budget is None:
-            return None
-        if self.epsilon is not None:
-            raise ValueError(
-                "Pass epsilon (each report's) or privacy_budget (the total over the search), "
-                f"not both; got epsilon={self.epsilon!r} and "
-                f"privacy_budget={self.privacy_budget!r}."
-            )
-        n_reports = int(self.n_iter) * self._n_reported_planned()
-        return PrivacyBudget.from_arg(self.privacy_budget, n_reports, n_name="n_iter")
-
-    def _stopped(self, exc: BaseException) -> None:
-        """Leave a search stopped by ``exc`` visibly unfitted, keeping what was evaluated."""
-        _drop_fitted(self)
-        last = getattr(self, "_last_results", None)
-        if last is None:
-            return  # nothing was evaluated, nothing was spent
-        self.interrupted_results_ = last
-        spent = ""
-        if self._private:
-            self.privacy_report_ = self._privacy_report()
-            spent = (
-                f" They spent epsilon = {self.privacy_report_['composed_epsilon_basic']:g} "
-                "(privacy_report_)."
-            )
-        warnings.warn(
-            f"{type(self).__name__}.fit was stopped by {type(exc).__name__} after "
-            f"{len(last['params'])} of {self.n_iter} candidates: the search is not fitted. The "
-            f"results of the evaluated candidates are in interrupted_results_.{spent}",
-            UserWarning,
-            stacklevel=3,
+        f.selection = SelectionPlan.from_args(
+            self.n_iter,
+            self.n_iter_distribution,
+            self.epsilon,
+            self.privacy_budget,
+            baseline=bool(self.evaluate_default),
         )
+        return f.selection.epsilon_per_candidate
+
+    def _run_search(self, evaluate_candidates, *, callback_ctx=None) -> None:
+        """``K`` random candidates after the untuned estimator, each released inside the
+        selection, the best one published (:mod:`privtune.privacy.selection`)."""
+        f = self._fit
+        assert f.selection is not None
+        declared = f.plan.range_of(f.plan.metric or "score", True)
+        if declared is None:
+            raise ValueError(
+                f"value_range is required with release='best' for scoring={self.scoring!r}: "
+                "the range of the score is not known. Pass value_range=(lo, hi), the range the "
+                "score can take."
+            )
+        f.selector = Selector(
+            f.selection.epsilon_per_candidate, declared, noise_seed=f.noise_seed, unit=f.unit
+        )
+        rng = np.random.default_rng(_int_seed(self.random_state))
+        k = f.selection.distribution.draw(rng)  # before any score: K does not depend on the data
+        if k == 0:
+            raise ValueError(
+                f"n_iter_distribution={self.n_iter_distribution!r} drew 0 candidates: nothing "
+                "was evaluated and nothing is published (K is drawn before any score, so this "
+                "says nothing about the data). Fit again, or use a distribution with K >= 1."
+            )
+        self.n_candidates_ = k
+        candidates = [] if f.default_params is None else [f.default_params]
+        candidates += [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
+        q = self._batch_size()
+        n_rounds = math.ceil(len(candidates) / q)
+        sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
+        for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
+            batch = candidates[r * q : (r + 1) * q]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the fits' warnings may quote scores
+                if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
+                    # no row in scikit-learn's results: each failed candidate counts as the
+                    # worst end of the range, released inside like any other
+                    for params in batch:
+                        self._offer(params, math.nan, None)
+            if f.verbose > 0:
+                print(
+                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
+                    f"{min((r + 1) * q, len(candidates))}/{len(candidates)} candidates "
+                    "(release='best': no score is shown before the pick)",
+                    flush=True,
+                )
+        if f.last_results is None:
+            assert f.last_failure is not None
+            raise f.last_failure  # every fit failed (withheld by fit with privacy)
+        self._publish_pick(f.last_results)
+
+    def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
+        """Release one candidate's score inside the selection (nothing leaves it); the
+        untuned estimator, offered first, is the baseline."""
+        f = self._fit
+        assert f.selector is not None
+        if not f.offered and f.default_params is not None:
+            f.selector.offer_baseline(raw_score)
+        else:
+            f.selector.offer(raw_score)
+        f.offered.append((params, row))
+
+    def _expose(self, raw: dict, n_candidates: int) -> dict:
+        """Offer each new candidate to the selection; expose its parameters only."""
+        f = self._fit
+        n_rows = sum(row is not None for _, row in f.offered)
+        for i in range(n_rows, n_candidates):
+            row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
+            self._offer(raw["params"][i], float(raw[f"mean_test_{f.plan.metric}"][i]), row)
+        return {"params": list(raw["params"])}
+
+    def _publish_pick(self, results: dict) -> None:
+        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
+        row: its parameters, times and released score."""
+        f = self._fit
+        assert f.selector is not None and f.selection is not None
+        index, released = f.selector.best()
+        assert index is not None
+        # the baseline (-1) is the first offer; the candidates follow it
+        params, row = f.offered[index + 1 if f.default_params is not None else index]
+        results.clear()
+        results["params"] = [params]
+        for name in f.space.names:
+            value = row[f"param_{name}"] if row is not None else params[name]
+            results[f"param_{name}"] = np.ma.MaskedArray([value], mask=[False], dtype=object)
+        for k in _TIMES:
+            results[k] = np.array([row[k] if row is not None else math.nan])
+        m = f.plan.metric
+        results[f"mean_test_{m}"] = np.array([released])
+        results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
+        results[f"epsilon_test_{m}"] = np.array([f.selection.epsilon])
+
+    def _select_best_index(self, refit, refit_metric, results):
+        if callable(refit):
+            return BaseSearchCV._select_best_index(refit, refit_metric, results)
+        return 0  # the published row is the pick
+
+    def _report(self) -> dict[str, Any]:
+        f = self._fit
+        assert f.selection is not None
+        out = f.selection.report(f.unit, getattr(self, "n_candidates_", None))
+        if self.privacy_budget is not None:
+            out["budget_epsilon"], out["budget_delta"] = self.privacy_budget
+        return out
 
 
 def _metrics(results: dict) -> list[str]:
@@ -1284,10 +1249,6 @@ def _rank(values: np.ndarray) -> np.ndarray:
     return rankdata(-filled, method="min").astype(np.int32)
 
 
-def _range(name: str, value) -> tuple[float, float]:
-    return _check_value_range(value, name)
-
-
 def _int_seed(random_state) -> int | None:
     """An integer seed from a scikit-learn ``random_state`` (``None`` stays ``None``)."""
     if random_state is None:
@@ -1295,60 +1256,6 @@ def _int_seed(random_state) -> int | None:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-class _History:
-    """What the optimizer is told, in order: one row per proposal.
-
-    A proposal with a finite score is told its reward; a failed one (a NaN mean, or every fit
-    failed) is told the lowest reward of the range (the engine's penalty), to steer the
-    optimizer away.
-    ``candidate`` maps rows to ``cv_results_`` rows (-1 for a batch that left no row).
-    """
-
-    def __init__(self, dim: int) -> None:
-        self.U = np.zeros((0, dim))
-        self.values = np.zeros(0)
-        self.candidate = np.zeros(0, dtype=int)
-        #: The ``cv_results_`` row of the untuned estimator when it lies outside the cube (an
-        #: arm the optimizer is not told), else ``None``.
-        self.outside: int | None = None
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def add(self, U, scores, candidates) -> None:
-        if len(U) == 0:
-            return
-        self.U = np.vstack([self.U, np.asarray(U, dtype=float)])
-        self.values = np.concatenate([self.values, np.asarray(scores, dtype=float)])
-        self.candidate = np.concatenate([self.candidate, np.asarray(list(candidates), dtype=int)])
-
-    def add_failed(self, U) -> None:
-        self.add(U, np.full(len(U), np.nan), np.full(len(U), -1))
-
-    @property
-    def scores(self) -> np.ndarray:
-        return self.values[np.isfinite(self.values)]
-
-    @property
-    def n_finite(self) -> int:
-        return int(np.sum(np.isfinite(self.values)))
-
-    @property
-    def best(self) -> float:
-        return float(self.scores.max()) if self.n_finite else -math.inf
-
-    def n_candidates_finite(self, results: dict | None, metric: str | None) -> bool:
-        """Whether some candidate, the arm outside the cube included, has a finite score."""
-        if self.n_finite:
-            return True
-        if results is None or self.outside is None:
-            return False
-        return bool(np.isfinite(float(results[f"mean_test_{metric}"][self.outside])))
-
-    def rows_in_results(self, n_candidates: int) -> np.ndarray:
-        return np.flatnonzero((self.candidate >= 0) & (self.candidate < n_candidates))
 
 
 def _begin(ctx, estimator, **kwargs):

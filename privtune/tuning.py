@@ -25,6 +25,7 @@ import numpy as np
 
 from .cube import Block
 from .optimizers import BaseOptimizer
+from .privacy.composition import PrivacyBudget
 from .privacy.curator import GaussianCurator, LaplaceCurator
 from .privacy.errors import check_epsilon as _check_epsilon
 from .privacy.errors import check_value_range as _check_value_range
@@ -48,6 +49,7 @@ __all__ = [
     "AUTO",
     "Replay",
     "RewardScale",
+    "TunerSettings",
     "TuningEngine",
     "check_algorithm",
     "laplace_noise_var",
@@ -820,3 +822,95 @@ def _hashable(seed) -> Hashable:
     if isinstance(seed, (list, np.ndarray)):
         return tuple(int(s) for s in seed)
     return seed
+
+
+@dataclass(frozen=True)
+class TunerSettings:
+    """A tuner's privacy and algorithm settings, checked once, below the adapters.
+
+    Attributes
+    ----------
+    algorithm : str
+        The algorithm name, ``"auto"`` resolved.
+    epsilon : float or None
+        Each report's epsilon (the budget's share with ``budget``).
+    budget : PrivacyBudget or None
+        The total budget over the planned reports.
+    value_range : tuple of float or None
+    privacy_unit : {"score", "record"}
+    privacy_model : PrivacyModel or None
+    optimizer_kwargs : dict
+    """
+
+    algorithm: str
+    epsilon: float | None
+    budget: PrivacyBudget | None
+    value_range: tuple[float, float] | None
+    privacy_unit: str
+    privacy_model: PrivacyModel | None
+    optimizer_kwargs: dict
+
+    @classmethod
+    def check(
+        cls,
+        algorithm: str,
+        *,
+        epsilon: Any,
+        privacy_budget: Any,
+        n_reports: int | None,
+        value_range: Any,
+        privacy_unit: Any,
+        optimizer_kwargs: Any,
+        n_name: str = "n_trials",
+        what: str = "the study",
+    ) -> TunerSettings:
+        """Check the settings, with errors that name the argument and what is allowed.
+
+        ``epsilon`` or ``privacy_budget`` (over ``n_reports``), not both; ``value_range`` with
+        either; the budget and the record unit only for the algorithms whose scores go through
+        the Laplace curator; ``optimizer_kwargs`` a dict of arguments the optimizer takes.
+        """
+        budget = PrivacyBudget.from_args(
+            privacy_budget, epsilon, n_reports, n_name=n_name, what=what
+        )
+        if budget is not None:
+            epsilon = budget.epsilon_per_report
+        epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        engine = TuningEngine(algorithm, epsilon=epsilon)  # validates the name
+        laplace = engine.spec.curator == "laplace"
+        if budget is not None and not laplace:
+            raise ValueError(
+                "privacy_budget is available for the algorithms whose scores go through the "
+                f"Laplace curator, not for algorithm={engine.algorithm!r}, whose Gaussian noise "
+                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
+            )
+        if privacy_unit not in ("score", "record"):
+            raise ValueError(f"privacy_unit must be 'score' or 'record', got {privacy_unit!r}.")
+        if privacy_unit == "record" and (epsilon is None or not laplace):
+            raise ValueError(
+                "privacy_unit='record' protects each validation record through the Laplace "
+                "curator: it needs epsilon or privacy_budget, and an algorithm whose scores go "
+                f"through that curator (not {engine.algorithm!r})."
+            )
+        if epsilon is not None and value_range is None:
+            raise ValueError(
+                "value_range is required when epsilon is set: the curator clips every score to "
+                "(lo, hi) so that one report's sensitivity is hi - lo. For accuracy or AUC use "
+                "value_range=(0.0, 1.0)."
+            )
+        if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
+            raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
+        kwargs = dict(optimizer_kwargs or {})
+        # Fail early on a bad override rather than at the first proposal (a custom GO-UCB
+        # model fixes the dimension).
+        dim = int(getattr(kwargs.get("model"), "dim", 1))
+        make_optimizer(engine.algorithm, dim, epsilon=epsilon, optimizer_kwargs=kwargs)
+        return cls(
+            engine.algorithm,
+            epsilon,
+            budget,
+            None if value_range is None else _check_value_range(value_range),
+            privacy_unit,
+            engine.privacy,
+            kwargs,
+        )

@@ -178,7 +178,7 @@ def test_a_search_with_release_best_publishes_the_pick_only(capsys):
     assert s.best_estimator_.C == s.best_params_["C"]
     lines = capsys.readouterr().out.splitlines()
     # one line per round, counts only: no score before the pick
-    pattern = r"\[PrivateBOSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
+    pattern = r"\[PrivateSelectionSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
     assert lines and all(re.match(pattern, line) for line in lines)
 
 
@@ -229,3 +229,26 @@ def test_release_best_offers_the_untuned_estimator_and_accounts_for_it():
     # one more release to pay for: each candidate gets less
     assert off.privacy_report_["baseline"] is False
     assert s.epsilon_ < off.epsilon_
+
+
+def test_private_selection_is_a_search_of_its_own_and_release_best_delegates_to_it():
+    from sklearn.base import clone
+
+    from privtune import PrivateSelectionSearchCV
+
+    own = PrivateSelectionSearchCV(
+        LogisticRegression(max_iter=200),
+        {"C": (1e-3, 1e2, "log-uniform")},
+        privacy_budget=(1.0, 1e-6),
+        n_iter=6,
+        cv=3,
+        random_state=0,
+        noise_random_state=0,
+    )
+    assert clone(own).get_params()["n_iter_distribution"] == "geometric"
+    own.fit(X, y)
+    delegated = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
+    assert delegated.best_params_ == own.best_params_
+    assert delegated.privacy_report_ == own.privacy_report_
+    with pytest.raises(ValueError, match="private selection: pass epsilon"):
+        PrivateSelectionSearchCV(LogisticRegression(), {"C": (0.1, 1.0)}).fit(X, y)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 
 import numpy as np
 import optuna
@@ -351,3 +352,28 @@ def test_reports_about_different_data_owners_are_accounted_per_owner():
     single = PrivateGPUCBSampler("random", epsilon=0.5, value_range=(0.0, 1.0), seed=0)
     study = single.optimize(single.create_study(), lambda t: t.suggest_float("x", 0, 1), 2)
     assert "per_owner" not in single.privacy_report(study)
+
+
+@pytest.mark.parametrize("default_wins", [True, False])
+def test_an_enqueued_baseline_outside_the_space_is_an_arm_the_model_is_not_told(default_wins):
+    # l2 = 100 against a range that ends at 10: the sampler leaves the trial out of its model and
+    # recommend(baseline=0) compares it as an arm outside the cube (exact scores: the better
+    # one wins).
+    sampler = PrivateGPUCBSampler("gp-ucb", n_startup_trials=3, seed=0)
+    study = sampler.create_study(direction="maximize")
+    study.enqueue_trial({"l2": 100.0, "x": 0.5})
+
+    def objective(trial):
+        l2 = trial.suggest_float("l2", 1e-6, 10.0, log=True)
+        x = trial.suggest_float("x", 0.0, 1.0)
+        value = 0.5 - 0.1 * (x - 0.3) ** 2 - 0.01 * math.log10(l2 + 1e-9) ** 2 / 100
+        return 0.9 if (l2 > 10 and default_wins) else (0.0 if l2 > 10 else value)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Optuna's warning about the fixed value out of range
+        study.optimize(objective, n_trials=10)
+    assert study.trials[0].params["l2"] == 100.0 and len(study.trials) == 10
+    picked = sampler.recommend_trial(study, baseline=0)
+    assert (picked.number == 0) == default_wins
+    told = sampler.engine.replay((study._study_id, study.study_name))._keys
+    assert 0 not in told and len(told) == 9  # the arm outside the space is not in the model

@@ -219,6 +219,40 @@ class PrivacyBudget:
             )
         return cls(epsilon, delta, check_int(n_name, n_reports))
 
+    @classmethod
+    def from_args(
+        cls, privacy_budget: Any, epsilon: Any, n_reports: int | None, *, n_name: str, what: str
+    ) -> PrivacyBudget | None:
+        """The rule every adapter applies to its ``epsilon`` and ``privacy_budget``: one of
+        them (or neither: no privacy), and with the budget the planned number of reports.
+
+        Parameters
+        ----------
+        privacy_budget : tuple of float or None
+            ``(epsilon, delta)`` over the run.
+        epsilon : float or None
+            Each report's epsilon.
+        n_reports : int or None
+            The planned number of reports (required with ``privacy_budget``).
+        n_name : str
+            The adapter's name for the planned number (``"n_trials"``, ``"n_iter"``).
+        what : str
+            What the budget covers, for the message (``"the study"``, ``"the search"``).
+
+        Returns
+        -------
+        PrivacyBudget or None
+            ``None`` without ``privacy_budget``.
+        """
+        if privacy_budget is None:
+            return None
+        if epsilon is not None:
+            raise ValueError(
+                f"Pass epsilon (each report's) or privacy_budget (the total over {what}), not "
+                f"both; got epsilon={epsilon!r} and privacy_budget={privacy_budget!r}."
+            )
+        return cls.from_arg(privacy_budget, n_reports, n_name=n_name)  # type: ignore[arg-type]
+
     @property
     def epsilon_per_report(self) -> float:
         """Each report's epsilon: :func:`per_report_epsilon` of the budget over ``n_reports``."""

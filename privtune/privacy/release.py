@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from .curator import GaussianCurator, LaplaceCurator
 from .errors import PrivacyError
@@ -47,7 +49,7 @@ from .seeds import report_generator
 from .units import PrivacyUnit
 from .withhold import clean
 
-__all__ = ["ScoreRelease", "as_score", "refuse_second_release"]
+__all__ = ["CandidateReleases", "ScoreRelease", "as_score", "refuse_second_release"]
 
 
 def as_score(value: Any, value_range: tuple[float, float]) -> float:
@@ -165,3 +167,47 @@ def refuse_second_release(has_receipt: bool, what: str) -> None:
                 "in a new trial."
             )
         )
+
+
+class CandidateReleases:
+    """A search's released scores: each candidate's score of each reported metric, released
+    once, in candidate order, through one :class:`ScoreRelease` per metric.
+
+    Every metric's reports are about the same data (one owner, numbered in the order of
+    release), so they compose in one ledger.
+
+    Parameters
+    ----------
+    releases : mapping of str to ScoreRelease
+        One release path per reported metric, all recording in the same ledger.
+    owner : str, default="search"
+    """
+
+    def __init__(self, releases: Mapping[str, ScoreRelease], owner: str = "search") -> None:
+        self.releases = dict(releases)
+        self.owner = owner
+        self._values: dict[str, list[float]] = {m: [] for m in self.releases}
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """The ledger every metric's release records in."""
+        return next(iter(self.releases.values())).ledger
+
+    def update(
+        self, raw: Mapping[str, Sequence[float]], n_candidates: int
+    ) -> dict[str, np.ndarray]:
+        """Release the scores of the candidates not released yet and return every
+        candidate's released value per metric (NaN where the raw score was not finite).
+
+        Parameters
+        ----------
+        raw : mapping of str to sequence of float
+            Each reported metric's raw score per candidate so far.
+        n_candidates : int
+        """
+        for m, release in self.releases.items():
+            values = self._values[m]
+            for i in range(len(values), n_candidates):
+                number = self.ledger.n_reports
+                values.append(release(float(raw[m][i]), owner=self.owner, number=number)[0])
+        return {m: np.asarray(v, dtype=float) for m, v in self._values.items()}

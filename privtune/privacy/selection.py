@@ -47,6 +47,7 @@ from .._checks import check_float
 from .composition import (
     SHAPES,
     RepeatDistribution,
+    _name,
     selection_epsilon,
     selection_per_candidate_epsilon,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "SHAPES",
     "PrivateSelection",
     "RepeatDistribution",
+    "SelectionPlan",
     "Selector",
     "private_selection",
     "selection_epsilon",
@@ -98,6 +100,86 @@ class PrivateSelection:
     def event(self) -> Any:
         """The publication as a dp-accounting event."""
         return self.distribution.event(self.epsilon_per_candidate)
+
+
+@dataclass(frozen=True)
+class SelectionPlan:
+    """What a private selection will cost, fixed before any score: the distribution of the
+    number of candidates, each candidate's epsilon and the delta the cost is stated at.
+
+    Build it with :meth:`from_args` from a user's ``epsilon`` or ``privacy_budget``.
+
+    Attributes
+    ----------
+    distribution : RepeatDistribution
+    epsilon_per_candidate : float
+    delta : float
+    baseline : bool
+        Whether a baseline is released beside the candidates (:class:`Selector`).
+    """
+
+    distribution: RepeatDistribution
+    epsilon_per_candidate: float
+    delta: float
+    baseline: bool = False
+
+    @classmethod
+    def from_args(
+        cls,
+        mean: float,
+        distribution: str | float,
+        epsilon: float | None,
+        privacy_budget: Any,
+        *,
+        delta: float | None = None,
+        baseline: bool = False,
+    ) -> SelectionPlan:
+        """The plan of ``epsilon`` (each candidate's; the cost stated at ``delta``, default
+        1e-6) or ``privacy_budget`` (the whole publication's ``(epsilon, delta)``), one."""
+        dist = RepeatDistribution(mean, distribution)
+        if (epsilon is None) == (privacy_budget is None):
+            raise ValueError(
+                "Private selection takes epsilon (each candidate's) or privacy_budget=(epsilon, "
+                f"delta) (the whole publication's), one of them; got epsilon={epsilon!r} and "
+                f"privacy_budget={privacy_budget!r}."
+            )
+        if privacy_budget is not None:
+            if delta is not None:
+                raise ValueError("delta is part of privacy_budget=(epsilon, delta); pass it there.")
+            total, delta = check_budget_pair(privacy_budget, delta_positive=True)
+            epsilon0 = selection_per_candidate_epsilon(total, delta, dist, baseline=baseline)
+        else:
+            epsilon0 = check_float("epsilon", epsilon, low=0.0)
+            delta = 1e-6 if delta is None else delta
+        delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
+        return cls(dist, epsilon0, delta, bool(baseline))
+
+    @property
+    def epsilon(self) -> float:
+        """The publication's epsilon at :attr:`delta` (dp-accounting's RDP accountant)."""
+        return selection_epsilon(
+            self.epsilon_per_candidate, self.distribution, self.delta, baseline=self.baseline
+        )
+
+    def report(self, unit: PrivacyUnit, n_candidates: int | None) -> dict[str, Any]:
+        """The privacy report of a selection run under ``unit`` that drew ``n_candidates``."""
+        epsilon = self.epsilon
+        out: dict[str, Any] = {
+            "release": "best",
+            "distribution": _name(self.distribution.shape),
+            "mean_candidates": self.distribution.mean,
+            "n_candidates": n_candidates,
+            "epsilon_per_candidate": self.epsilon_per_candidate,
+            "baseline": self.baseline,
+            "epsilon": epsilon,
+            "delta": self.delta,
+            "accountant": "rdp",
+            "privacy_unit": unit.kind,
+        }
+        if unit.n_val is not None:
+            out["n_val"] = unit.n_val
+        out["protects"] = unit.protects(epsilon, self.delta)
+        return out
 
 
 class Selector:
@@ -258,19 +340,9 @@ def private_selection(
     """
     if not callable(score) or not callable(sample):
         raise TypeError("score and sample must be callables.")
-    dist = RepeatDistribution(mean, distribution)
     value_range = _check_value_range(value_range)
-    if (epsilon is None) == (privacy_budget is None):
-        raise ValueError("Pass epsilon (each candidate's) or privacy_budget (the total), one.")
-    if privacy_budget is not None:
-        if delta is not None:
-            raise ValueError("delta is part of privacy_budget=(epsilon, delta); pass it there.")
-        total, delta = check_budget_pair(privacy_budget, delta_positive=True)
-        epsilon0 = selection_per_candidate_epsilon(total, delta, dist)
-    else:
-        epsilon0 = check_float("epsilon", epsilon, low=0.0)
-        delta = 1e-6 if delta is None else delta
-    delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
+    plan = SelectionPlan.from_args(mean, distribution, epsilon, privacy_budget, delta=delta)
+    dist, epsilon0, delta = plan.distribution, plan.epsilon_per_candidate, plan.delta
     check_seedable("noise_seed", noise_seed)
     rng = np.random.default_rng(seed)
     k = dist.draw(rng)  # before any score: K does not depend on the data

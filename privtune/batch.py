@@ -1,0 +1,192 @@
+"""The Bayesian optimization of a search that evaluates candidates in batches.
+
+A search (:class:`privtune.PrivateBOSearchCV`) evaluates its candidates in rounds: a batch is
+proposed, evaluated together (cross-validated in parallel), and the results come back as one
+score per candidate. :class:`BatchOptimization` is that search's model side, with no knowledge
+of scikit-learn: what the optimizer was told (one row per proposal: its point in the unit cube,
+its score, its row among the evaluated candidates), the next proposals, and the pick.
+
+The untuned estimator is evaluated first. When its values lie in the space it is the first
+proposal and the model learns from it; when they do not (a ``None``, a value outside a range or
+off a step grid) it is an arm outside the cube, evaluated all the same and not told to the
+model: the pick keeps it unless a told point beats it with posterior probability
+:data:`~privtune.acquisition.BASELINE_LEVEL`, judged from its released score and the known
+noise of that release (:meth:`privtune.tuning.TuningEngine.recommend_against`).
+
+Notation
+--------
+U: proposals in the unit cube, shape (n_rows, dim).
+values: their scores as the search reports them (released with privacy), shape (n_rows,);
+    NaN for a failure, told as the lowest reward of the scale.
+candidate: each row's index among the evaluated candidates, shape (n_rows,); -1 for a batch
+    that left no result (every fit failed).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .space import SearchSpace
+from .tuning import TuningEngine
+
+__all__ = ["BatchOptimization", "default_point"]
+
+
+class BatchOptimization:
+    """What a batch search's optimizer was told, its next proposals and its pick.
+
+    Parameters
+    ----------
+    engine : TuningEngine
+    space : SearchSpace
+    seed : int
+        Seed of the optimizer and of the proposals.
+    noise_seed : int, optional
+        The qff algorithms' own privacy-noise seed (kept by every rebuild).
+    default_u : ndarray of shape (dim,), optional
+        The untuned estimator's point when its values lie in the space: the first proposal.
+    """
+
+    def __init__(
+        self,
+        engine: TuningEngine,
+        space: SearchSpace,
+        *,
+        seed: int,
+        noise_seed: int | None = None,
+        default_u: np.ndarray | None = None,
+    ) -> None:
+        self.engine = engine
+        self.space = space
+        self.seed = int(seed)
+        self.noise_seed = noise_seed
+        self.default_u = default_u
+        self.U = np.zeros((0, space.dim))
+        self.values = np.zeros(0)
+        self.candidate = np.zeros(0, dtype=int)
+        #: The candidate index of the untuned estimator when it lies outside the cube (an arm
+        #: the optimizer is not told), else ``None``.
+        self.outside: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    # -- what was told ------------------------------------------------------------------------
+    def record(self, U, scores, n_extra: int = 0) -> None:
+        """Record a batch: ``scores`` is every evaluated candidate's score so far, the batch's
+        last; ``n_extra`` arms outside the cube (the untuned estimator) came before ``U``."""
+        scores = np.asarray(scores, dtype=float)
+        n, k = len(scores), len(U)
+        if n_extra:
+            self.outside = n - k - 1
+        if k:
+            self._add(U, scores[n - k :], np.arange(n - k, n))
+
+    def record_failed(self, U) -> None:
+        """Record a batch whose every fit failed (no candidate row): each told the penalty."""
+        if len(U):
+            self._add(U, np.full(len(U), np.nan), np.full(len(U), -1))
+
+    def _add(self, U, scores, candidates) -> None:
+        self.U = np.vstack([self.U, np.asarray(U, dtype=float)])
+        self.values = np.concatenate([self.values, np.asarray(scores, dtype=float)])
+        self.candidate = np.concatenate([self.candidate, np.asarray(candidates, dtype=int)])
+
+    @property
+    def best(self) -> float:
+        """The best finite score told so far (``-inf`` for none)."""
+        finite = self.values[np.isfinite(self.values)]
+        return float(finite.max()) if finite.size else -math.inf
+
+    def has_finite(self, scores) -> bool:
+        """Whether some candidate, the arm outside the cube included, has a finite score."""
+        if np.isfinite(self.values).any():
+            return True
+        return self.outside is not None and bool(np.isfinite(float(scores[self.outside])))
+
+    # -- the model ----------------------------------------------------------------------------
+    def synced(self):
+        """The engine's optimizer told the history so far, and its reward scale."""
+        return self.engine.sync(
+            "fit",
+            self.space,
+            list(range(len(self))),
+            self.U,
+            self.values,
+            failed=~np.isfinite(self.values),  # a failure's penalty, told as an exact value
+            seed=self.seed,
+            noise_seed=self.noise_seed,
+        )
+
+    def propose(self, n_proposed: int, size: int) -> list[np.ndarray]:
+        """The next ``size`` proposals (``n_proposed`` came before); the untuned estimator's
+        point, when it lies in the space, is the first of all."""
+        opt, _ = self.synced()
+        first = n_proposed == 0
+        U = [self.default_u] if first and self.default_u is not None and size else []
+        for j in range(len(U), size):
+            pending = np.array(U) if first and U else None  # asked ones are pending already
+            key = [self.seed, n_proposed + j]
+            U.append(self.engine.ask(opt, n_told=len(self) + j, key=key, pending=pending))
+        return U
+
+    def recommend(self, scores, noise_var: float) -> tuple[np.ndarray, int]:
+        """Every candidate's posterior mean (score units; NaN for a failed one) and the pick.
+
+        The engine's recommendation among the candidates with a finite score. The untuned
+        estimator is the baseline, kept unless a candidate beats it with posterior probability
+        :data:`~privtune.acquisition.BASELINE_LEVEL`: inside the cube it is row 0; outside it
+        is an arm whose value is its score with noise variance ``noise_var`` (score units).
+
+        Parameters
+        ----------
+        scores : array_like of shape (n_candidates,)
+            Every evaluated candidate's score (released, with privacy).
+        noise_var : float
+            The variance of a score's noise (0 for exact scores).
+        """
+        scores = np.asarray(scores, dtype=float)
+        posterior = np.full(len(scores), np.nan)
+        rows = np.flatnonzero((self.candidate >= 0) & (self.candidate < len(scores)))
+        eligible = np.zeros(len(self), dtype=bool)
+        eligible[rows] = np.isfinite(scores[self.candidate[rows]])  # a failure is not a pick
+        outside = self.outside
+        if outside is not None and not np.isfinite(scores[outside]):
+            outside = None
+        if outside is not None:
+            posterior[outside] = scores[outside]
+        if not eligible.any():
+            assert outside is not None, "no candidate with a finite score to recommend"
+            return posterior, outside
+        opt, scale = self.synced()
+        posterior[self.candidate[eligible]] = self.engine.posterior_scores(
+            opt, scale, self.U[eligible]
+        )
+        if outside is not None:
+            row = self.engine.recommend_against(
+                opt, scale, scores[outside], noise_var, eligible=eligible
+            )
+            return posterior, outside if row < 0 else int(self.candidate[row])
+        baseline = 0 if self.default_u is not None and eligible[0] else None
+        row = self.engine.recommend(opt, baseline=baseline, eligible=eligible)
+        return posterior, int(self.candidate[row])
+
+
+def default_point(space: SearchSpace, values: dict) -> np.ndarray | None:
+    """The point of ``values`` (an estimator's own parameters) in ``space``'s cube when each
+    decodes to itself; ``None`` when one lies outside the space (a ``None`` where the space has
+    numbers, a value outside a range or off a step grid, a choice not listed)."""
+    try:
+        u = space.to_unit(values)
+    except (TypeError, ValueError):
+        return None
+    decoded = space.from_unit(u)
+    for name, value in values.items():
+        back = decoded[name]
+        numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not (back == value or (numeric and math.isclose(back, value, rel_tol=1e-9))):
+            return None
+    return u
