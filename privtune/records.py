@@ -288,11 +288,15 @@ def holdout_split(
     X: Any,
     y: Any,
     groups: Any = None,
+    *,
+    stratify: bool = True,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """The one hold-out split a search scores on under the record unit, checked before any fit.
 
     ``cv=None``: a hold-out of ``validation_fraction`` of the records (stratified for a
-    classifier, seeded by ``random_state``, 0 when ``None``). Otherwise ``cv`` must give one
+    classifier unless ``stratify=False``, seeded by ``random_state``, 0 when ``None``; a
+    stratified split depends on the labels, so one record can change which others are held
+    out, which an end-to-end guarantee cannot allow). Otherwise ``cv`` must give one
     split: with K folds each record is in the training set of K - 1 fold models, and a
     non-private estimator's fit can depend on one record without bound. The validation
     records must not be among the training ones.
@@ -307,7 +311,7 @@ def holdout_split(
 
     classifier = is_classifier(estimator)
     if cv is None:
-        holdout = StratifiedShuffleSplit if classifier else ShuffleSplit
+        holdout = StratifiedShuffleSplit if classifier and stratify else ShuffleSplit
         splitter = holdout(
             n_splits=1,
             test_size=validation_fraction,

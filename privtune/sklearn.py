@@ -40,12 +40,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .batch import BatchOptimization, default_point
 from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
-from .privacy.composition import SHAPES
+from .privacy.composition import SHAPES, end_to_end
+from .privacy.errors import check_budget_pair
 from .privacy.noise import check_seedable
 from .privacy.release import CandidateReleases, ScoreRelease
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.selection import SelectionPlan, Selector
-from .privacy.units import UNITS, PrivacyUnit
+from .privacy.units import UNITS, PrivacyUnit, describe_guarantee
 from .privacy.withhold import clean, release
 from .records import RecordMetric, holdout_split, record_metric
 from .registry import REGISTRY, PrivacyModel
@@ -110,6 +111,7 @@ class _PrivateSearchCV(BaseSearchCV):
         "evaluate_default": ["boolean"],
         "privacy_unit": [StrOptions(set(UNITS))],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "estimator_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), tuple, None],
     }
 
     _algorithm = "random"  # the engine of a search without an algorithm parameter
@@ -158,7 +160,7 @@ class _PrivateSearchCV(BaseSearchCV):
             withheld = release(exc)
         else:
             if self._private:
-                self.privacy_report_ = self._report()
+                self.privacy_report_ = self._end_to_end(self._report())
                 self._fitted()
         finally:
             self.verbose, self.scoring, self.cv = verbose, scoring, cv
@@ -169,6 +171,41 @@ class _PrivateSearchCV(BaseSearchCV):
 
     def _fitted(self) -> None:
         """After a private fit, before its state is dropped."""
+
+    def _end_to_end(self, report: dict[str, Any]) -> dict[str, Any]:
+        """``report`` with the training records' guarantee when the estimator is
+        differentially private itself (``estimator_epsilon``): every record of the data is
+        then protected (:func:`privtune.privacy.composition.end_to_end`)."""
+        if self.estimator_epsilon is None:
+            return report
+        fit_epsilon, fit_delta = self._fit_guarantee()
+        if "composed_epsilon_pld" in report:
+            epsilon, delta = report["composed_epsilon_pld"], report["delta"]
+        else:
+            epsilon, delta = report["epsilon"], report["delta"]
+        n_fits = (
+            len(self.cv_results_["params"])
+            if "release" not in report
+            else (report["n_candidates"] + int(report["baseline"]))
+        )
+        total = end_to_end(
+            epsilon, delta, fit_epsilon, fit_delta, n_fits, bool(self.refit), max(delta, 1e-6)
+        )
+        report = {**report, "estimator_epsilon": fit_epsilon, "estimator_delta": fit_delta}
+        report["end_to_end"] = total
+        report["protects"] = describe_guarantee(
+            "each record of the data, training and validation (end to end)",
+            total["epsilon"],
+            total["delta"],
+        )
+        return report
+
+    def _fit_guarantee(self) -> tuple[float, float]:
+        """``estimator_epsilon`` as ``(epsilon, delta)`` of one fit."""
+        value = self.estimator_epsilon
+        if isinstance(value, tuple):
+            return check_budget_pair(value)
+        return float(value), 0.0
 
     def __getstate__(self) -> dict:
         # scikit-learn sends the search to its parallel workers while it fits (callbacks); the
@@ -200,6 +237,14 @@ class _PrivateSearchCV(BaseSearchCV):
             noise_seed=_int_seed(self.noise_random_state),
         )
         self._fit = f
+        if self.estimator_epsilon is not None:
+            if not (self._private and self.privacy_unit == "record"):
+                raise ValueError(
+                    "estimator_epsilon (the estimator's own guarantee per fit) applies under "
+                    "privacy_unit='record' with epsilon or privacy_budget: it extends the "
+                    "validation records' guarantee to the training records."
+                )
+            self._fit_guarantee()  # checked before any fit
         if self._private and self.privacy_unit == "record":
             spec = REGISTRY.get(getattr(self, "algorithm", self._algorithm))
             if spec is not None and spec.curator != "laplace":
@@ -221,6 +266,8 @@ class _PrivateSearchCV(BaseSearchCV):
                 X,
                 y,
                 params.get("groups"),
+                # end to end, which record is a validation one must not depend on the data
+                stratify=self.estimator_epsilon is None,
             )
             f.unit = PrivacyUnit.record(len(f.record[0][1]))
             f.plan = ScoringPlan(
@@ -609,6 +656,14 @@ default="auto"
     validation_fraction : float, default=0.2
         With ``privacy_unit="record"`` and ``cv=None``: the share of the data held out for
         validation (stratified for a classifier, seeded by ``random_state``).
+    estimator_epsilon : float or tuple of float, optional
+        Under ``privacy_unit="record"``, the estimator's own guarantee when it is
+        differentially private itself: each fit is ``epsilon``-DP (or ``(epsilon, delta)``-DP)
+        in its training records. The report then covers every record of the data, training
+        and validation, end to end (``privacy_report_["end_to_end"]``, composed by
+        :func:`privtune.privacy.composition.end_to_end`; the refit counts as one more fit),
+        and the hold-out split is not stratified (a stratified one depends on the labels).
+        privtune cannot check the estimator's claim: declare what its documentation proves.
 
     Attributes
     ----------
@@ -721,6 +776,7 @@ default="auto"
         pre_dispatch="2*n_jobs",
         privacy_unit: str = "score",
         validation_fraction: float = 0.2,
+        estimator_epsilon: float | tuple[float, float] | None = None,
     ) -> None:
         super().__init__(
             estimator=estimator,
@@ -749,6 +805,7 @@ default="auto"
         self.evaluate_default = evaluate_default
         self.privacy_unit = privacy_unit
         self.validation_fraction = validation_fraction
+        self.estimator_epsilon = estimator_epsilon
 
     def fit(self, X, y=None, **params):
         """Run the search: ``n_iter`` candidates, then the refit (``release="best"``:
@@ -1019,6 +1076,8 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         Whom the publication protects (as :class:`PrivateBOSearchCV`'s).
     validation_fraction : float, default=0.2
         The hold-out fraction under the record unit with ``cv=None``.
+    estimator_epsilon : float or tuple of float, optional
+        The estimator's own guarantee per fit (as :class:`PrivateBOSearchCV`'s).
 
     Attributes
     ----------
@@ -1091,6 +1150,7 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         pre_dispatch="2*n_jobs",
         privacy_unit: str = "score",
         validation_fraction: float = 0.2,
+        estimator_epsilon: float | tuple[float, float] | None = None,
     ) -> None:
         super().__init__(
             estimator=estimator,
@@ -1115,6 +1175,7 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         self.evaluate_default = evaluate_default
         self.privacy_unit = privacy_unit
         self.validation_fraction = validation_fraction
+        self.estimator_epsilon = estimator_epsilon
 
     def _plan_privacy(self) -> float | None:
         f = self._fit

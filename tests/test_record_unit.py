@@ -11,6 +11,7 @@ import numpy as np
 import optuna
 import pytest
 from scipy import stats
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_breast_cancer, make_classification, make_regression
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import KFold
@@ -377,3 +378,55 @@ def test_an_enqueued_baseline_outside_the_space_is_an_arm_the_model_is_not_told(
     assert (picked.number == 0) == default_wins
     told = sampler.engine.replay((study._study_id, study.study_name))._keys
     assert 0 not in told and len(told) == 9  # the arm outside the space is not in the model
+
+
+class _NoisyMeans(ClassifierMixin, BaseEstimator):
+    """A differentially private classifier for the tests: class means of features clipped to
+    [-1, 1], released with Laplace noise (each mean's L1 sensitivity 2 d / n_c per record, the
+    class counts taken as public), then nearest-mean prediction: ``epsilon`` per fit."""
+
+    def __init__(self, epsilon=1.0, shrink=0.0, random_state=0):
+        self.epsilon, self.shrink, self.random_state = epsilon, shrink, random_state
+
+    def fit(self, X, y):
+        rng = np.random.default_rng(self.random_state)
+        X = np.clip(X, -1, 1)
+        self.classes_ = np.unique(y)
+        d = X.shape[1]
+        means = [
+            X[y == c].mean(0) + rng.laplace(0, 2 * d / (self.epsilon * max((y == c).sum(), 1)), d)
+            for c in self.classes_
+        ]
+        self.means_ = np.array(means) * (1 - self.shrink)
+        return self
+
+    def predict(self, X):
+        X = np.clip(X, -1, 1)
+        return self.classes_[np.argmin(((X[:, None] - self.means_[None]) ** 2).sum(-1), 1)]
+
+
+def test_a_differentially_private_estimator_extends_the_guarantee_to_every_record():
+    # The estimator's own guarantee per fit is declared; the report composes the training
+    # records' fits (20 candidates and the refit) and the validation records' releases, and
+    # the end-to-end epsilon is the larger of the two.
+    X, y = make_classification(2000, 5, n_informative=3, n_redundant=0, random_state=0)
+    X = X / 4
+    search = PrivateBOSearchCV(
+        _NoisyMeans(),
+        {"shrink": (0.0, 0.9)},
+        privacy_unit="record",
+        privacy_budget=(1.0, 1e-6),
+        estimator_epsilon=0.05,
+        n_iter=20,
+        random_state=0,
+        noise_random_state=0,
+    ).fit(X, y)
+    report = search.privacy_report_
+    total = report["end_to_end"]
+    assert report["estimator_epsilon"] == 0.05
+    assert total["training_epsilon"] <= 21 * 0.05 + 1e-12
+    assert total["validation_epsilon"] == pytest.approx(report["composed_epsilon_pld"] + 0.05)
+    assert total["epsilon"] == max(total["training_epsilon"], total["validation_epsilon"])
+    assert "each record of the data" in report["protects"]
+    with pytest.raises(ValueError, match="applies under privacy_unit='record'"):
+        PrivateBOSearchCV(_NoisyMeans(), {"shrink": (0.0, 0.9)}, estimator_epsilon=1.0).fit(X, y)

@@ -527,3 +527,56 @@ class BudgetMeter:
                     "budget (privtune.privacy.plan_budget) before the next run."
                 )
             self.n_released += count
+
+
+def end_to_end(
+    validation_epsilon: float,
+    validation_delta: float,
+    fit_epsilon: float,
+    fit_delta: float,
+    n_fits: int,
+    refit: bool,
+    delta: float,
+) -> dict[str, Any]:
+    """The record-level guarantee of a search whose estimator is differentially private itself.
+
+    Under the record unit each record of the data is either a training record or a validation
+    record. A validation record is protected by the score releases (``validation_epsilon``,
+    ``validation_delta``) and, when the pick is refitted on all the data, by that one more fit.
+    A training record is protected by the estimator's own guarantee, ``(fit_epsilon,
+    fit_delta)`` per fit: each candidate's released score is post-processing of a fit on the
+    training records, so the ``n_fits`` candidates (and the refit) compose, by the optimal
+    advanced composition of Kairouz, Oh & Viswanath for any ``(epsilon, delta)``-DP mechanism
+    (dp-accounting's, the smaller of it and the sum). The search's guarantee for every record
+    is the larger of the two groups'.
+
+    Returns
+    -------
+    dict
+        ``training_epsilon``, ``training_delta``, ``validation_epsilon``,
+        ``validation_delta``, and ``epsilon`` and ``delta``: the guarantee for every record.
+    """
+    from dp_accounting.pld import accountant as pld_accountant
+    from dp_accounting.pld import common as pld_common
+
+    k = int(n_fits) + (1 if refit else 0)
+    basic = k * fit_epsilon
+    slack = max(delta - k * fit_delta, 0.0)
+    advanced = None
+    if slack > 0.0:
+        advanced = pld_accountant.advanced_composition(
+            pld_common.DifferentialPrivacyParameters(fit_epsilon, fit_delta), k, delta
+        )
+    train_eps, train_delta = basic, k * fit_delta
+    if advanced is not None and float(advanced) < basic:
+        train_eps, train_delta = float(advanced), delta
+    val_eps = validation_epsilon + (fit_epsilon if refit else 0.0)
+    val_delta = validation_delta + (fit_delta if refit else 0.0)
+    return {
+        "training_epsilon": train_eps,
+        "training_delta": train_delta,
+        "validation_epsilon": val_eps,
+        "validation_delta": val_delta,
+        "epsilon": max(train_eps, val_eps),
+        "delta": max(train_delta, val_delta),
+    }
