@@ -183,10 +183,11 @@ class _PrivateSearchCV(BaseSearchCV):
             epsilon, delta = report["composed_epsilon_pld"], report["delta"]
         else:
             epsilon, delta = report["epsilon"], report["delta"]
+        # every candidate was fitted once on the training records (a failed fit too)
         n_fits = (
-            len(self.cv_results_["params"])
+            int(self.n_iter)
             if "release" not in report
-            else (report["n_candidates"] + int(report["baseline"]))
+            else report["n_candidates"] + int(report["baseline"])
         )
         total = end_to_end(
             epsilon, delta, fit_epsilon, fit_delta, n_fits, bool(self.refit), max(delta, 1e-6)
@@ -885,6 +886,8 @@ default="auto"
             if batch is None:
                 bo.record_failed(U)
                 self._warn_all_fits_failed(len(candidates))
+                if extra:
+                    self._warn_untuned_failed()
             else:
                 self._warn_nonfinite()
                 bo.record(U, batch[f"mean_test_{f.plan.metric}"], len(extra))
@@ -897,6 +900,8 @@ default="auto"
             assert f.last_failure is not None
             raise f.last_failure
         scores = results[f"mean_test_{f.plan.metric}"]
+        if bo.outside is not None and not np.isfinite(scores[bo.outside]):
+            self._warn_untuned_failed()
         if self._private and bo.has_finite(scores):
             posterior, f.recommended = bo.recommend(scores, self._noise_variance())
             # reported within the score's range: a model's mean under heavy noise can leave it
@@ -921,6 +926,15 @@ default="auto"
             "scored with error_score=nan, or a scorer returning NaN): they release nothing. "
             "With epsilon the fits' own warnings are silenced, since they may quote scores; "
             "rerun without epsilon, on data you may inspect, to see them.",
+            UserWarning,
+            stacklevel=5,
+        )
+
+    def _warn_untuned_failed(self) -> None:
+        warnings.warn(
+            "The untuned estimator could not be evaluated (its fits failed or its score is not "
+            "finite), so it is not a candidate of the pick; with privacy the fits' errors are "
+            "withheld: evaluate it without epsilon to see why.",
             UserWarning,
             stacklevel=5,
         )

@@ -607,3 +607,13 @@ def test_an_untuned_estimator_outside_the_space_is_kept_unless_beaten():
         assert s.cv_results_["params"][0] == {"max_depth": None, "min_samples_leaf": 1}
         assert s.best_params_ == {"max_depth": None, "min_samples_leaf": 1}
         assert s.privacy_report_["n_reports"] == 6
+
+
+def test_an_untuned_estimator_that_cannot_be_evaluated_is_said_once():
+    # C=-1 is outside the space and fails every fit (error_score=nan): warned, not picked
+    s = PrivateBOSearchCV(
+        LogisticRegression(C=-1.0, max_iter=200), {"C": (0.1, 10.0)}, n_iter=3, random_state=0
+    )
+    with pytest.warns(UserWarning, match="untuned estimator could not be evaluated"):
+        s.fit(X, Y)
+    assert s.best_params_["C"] >= 0.1
