@@ -16,6 +16,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 import privtune.optuna
+import privtune.optuna_privacy
 from privtune import GOUCBSampler, PrivacyError, PrivateGPUCBSampler
 from privtune.tuning import ALGORITHMS
 
@@ -576,14 +577,14 @@ def test_a_private_sampler_pickles_and_proposes_as_before(algorithm):
     revived = pickle.loads(pickle.dumps(sampler))
     frozen = study._storage.get_trial(study._storage.create_new_trial(study._study_id))
     # Sample as inside the trial's privatized objective.
-    token = privtune.optuna._PRIVATIZED_TRIAL.set(frozen._trial_id)
+    token = privtune.optuna_privacy._PRIVATIZED_TRIAL.set(frozen._trial_id)
     try:
         space = sampler.infer_relative_search_space(study, frozen)
         assert revived.sample_relative(study, frozen, space) == sampler.sample_relative(
             study, frozen, space
         )
     finally:
-        privtune.optuna._PRIVATIZED_TRIAL.reset(token)
+        privtune.optuna_privacy._PRIVATIZED_TRIAL.reset(token)
     # The revived sampler's curator works: the study goes on through it.
     study.sampler = revived
     study.optimize(revived.privatize(quadratic), n_trials=2)
@@ -667,7 +668,7 @@ def test_qff_noise_seed_is_kept_by_every_worker_that_rebuilds():
     sampler = make_sampler("qff-jdp", seed=0, n_startup_trials=3)
     study = optuna.create_study(storage=storage, sampler=sampler, study_name="q")
     study.optimize(quadratic, n_trials=6)
-    seed = storage.get_study_system_attrs(study._study_id)[privtune.optuna.ATTR_NOISE_SEED]
+    seed = storage.get_study_system_attrs(study._study_id)[privtune.optuna_privacy.ATTR_NOISE_SEED]
     first = _qff_model(sampler, study)
     assert first.noise_seed == seed
     other = make_sampler("qff-jdp", seed=5, n_startup_trials=3)
@@ -697,7 +698,9 @@ def test_a_changed_noise_seed_fails_closed():
     sampler = make_sampler("qff-jdp", seed=0, n_startup_trials=2)
     study = optuna.create_study(sampler=sampler)
     study.optimize(quadratic, n_trials=4)
-    study._storage.set_study_system_attr(study._study_id, privtune.optuna.ATTR_NOISE_SEED, 12345)
+    study._storage.set_study_system_attr(
+        study._study_id, privtune.optuna_privacy.ATTR_NOISE_SEED, 12345
+    )
     with pytest.raises(PrivacyError, match="noise seed"):
         study.optimize(quadratic, n_trials=1)
 

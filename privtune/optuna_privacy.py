@@ -1,0 +1,558 @@
+"""The privacy protocol of a private Optuna study, beside the sampler that proposes its
+parameters.
+
+:class:`privtune.PrivateGPUCBSampler` proposes parameters; what makes a study private is kept
+here, in :class:`StudyPrivacy`, one per sampler:
+
+- the privatized objective: it runs the objective in a :class:`_PrivateTrial` (no intermediate
+  value), withholds the message of any exception it raises, and releases its score through the
+  one release path (:class:`~privtune.privacy.release.ScoreRelease`), once per trial and within
+  the trial's budget share, storing the receipt before Optuna stores the value;
+- the checks that fail closed on every trial a worker reads: receipts from another curator or
+  none, budget claims of another budget, a study with privatized trials joined by a worker
+  without privacy, parameters asked for outside the privatized objective;
+- the count of a total budget in the study's storage (a claim written before a trial computes
+  anything, every claim and receipt counted after it);
+- the record unit's number of validation records, bound from the objective or the study;
+- the qff algorithms' per-study noise seed, and the ledger a privacy report is rebuilt from.
+
+It works on Optuna's storage; the arithmetic (composition, noise, receipts) is
+:mod:`privtune.privacy`'s.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import logging
+import math
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from optuna.storages._cached_storage import _CachedStorage
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
+from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
+from .privacy.release import ScoreRelease, as_score, refuse_second_release
+from .privacy.seeds import draw_seed, stream_seed
+from .privacy.units import PrivacyUnit
+from .privacy.withhold import clean
+from .privacy.withhold import release as withhold_release
+from .records import RecordObjective
+from .registry import PrivacyModel
+from .tuning import make_curator
+
+__all__ = ["ATTR_CLAIM", "ATTR_NOISE_SEED", "ATTR_REFUSED", "StudyPrivacy"]
+
+_logger = logging.getLogger("privtune.optuna")
+
+#: Study system attribute: the seed of the qff algorithms' privacy noise, drawn once per study
+#: so that every worker that rebuilds the model adds the same noise to the same data (a fresh
+#: draw per rebuild would release the same scores under new noise, averaging it away).
+ATTR_NOISE_SEED = "privtune:qff_noise_seed"
+
+#: Trial system attribute: the study's total budget (``PrivacyBudget.to_attrs``), written by a
+#: worker before the trial computes anything; a trial that carries it counts against the budget
+#: until it is refused, fails without a release, or releases (then its receipt counts).
+ATTR_CLAIM = "privtune:budget_claim"
+
+#: Trial system attribute: the claim was refused (the trial released nothing and never will).
+ATTR_REFUSED = "privtune:budget_refused"
+
+#: The id of the trial whose privatized objective runs in this thread (``None``: none does).
+_PRIVATIZED_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "privtune_privatized_trial", default=None
+)
+
+
+def _fresh_trials(study: Study) -> list[FrozenTrial]:
+    """Every trial of ``study`` as the storage holds it now, read past Optuna's trial cache in
+    front of an RDB storage (which rereads only the trials after the last finished one it saw,
+    so it could miss another worker's trial created just before)."""
+    storage = study._storage
+    if isinstance(storage, _CachedStorage):
+        storage = storage._backend
+    return storage.get_all_trials(study._study_id, deepcopy=False)
+
+
+def _budget_count(
+    trials: Sequence[FrozenTrial], budget: dict[str, Any]
+) -> tuple[int, int, FrozenTrial | None]:
+    """What counts against ``budget`` in ``trials``.
+
+    Returns
+    -------
+    reserved : int
+        Trials that released (a receipt) or may still release: a claim that was not refused,
+        on a trial that did not end without a release (FAIL or PRUNED without a receipt can no
+        longer release: Optuna refuses to change a finished trial).
+    released : int
+        Trials with a receipt.
+    other : FrozenTrial or None
+        A trial whose live claim names another budget.
+    """
+    reserved = released = 0
+    other = None
+    for t in trials:
+        if Receipt.from_attrs(t.user_attrs) is not None:
+            released += 1
+            reserved += 1
+            continue
+        claim = t.system_attrs.get(ATTR_CLAIM)
+        if claim is None or t.system_attrs.get(ATTR_REFUSED):
+            continue
+        if t.state in (TrialState.FAIL, TrialState.PRUNED):
+            continue
+        reserved += 1
+        if claim != budget:
+            other = t
+    return reserved, released, other
+
+
+class _PrivateTrial:
+    """The trial an objective sees under :meth:`PrivateGPUCBSampler.privatize`.
+
+    Everything is delegated to the Optuna trial except :meth:`report`: an intermediate value
+    would be stored raw (and become the value of a pruned trial), so it is refused.
+    """
+
+    __slots__ = ("_trial",)
+
+    def __init__(self, trial) -> None:
+        object.__setattr__(self, "_trial", trial)
+
+    def __getattr__(self, name: str):
+        return getattr(self._trial, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._trial, name, value)
+
+    def report(self, value: float, step: int) -> None:
+        raise PrivacyError(
+            "trial.report() is not available under privatize(): Optuna would store the raw "
+            "intermediate value. Pruning on intermediate scores needs those scores privatized "
+            "too, which privtune does not offer; run the trial to the end and return its score."
+        )
+
+
+def _describe_budget(budget: dict[str, Any] | None) -> str:
+    """A study's total budget (a claim's data) as a worker configures it."""
+    if budget is None:
+        return "none: epsilon per report"
+    return (
+        f"privacy_budget=({budget.get('epsilon')}, {budget.get('delta')}), "
+        f"n_trials={budget.get('n_reports')}"
+    )
+
+
+def _describe(receipt: Receipt) -> str:
+    """A receipt's settings as a worker configures them (no value, no digest)."""
+    mechanism = type(receipt.event).__name__.removesuffix("DpEvent")
+    delta = f", delta={receipt.delta:g}" if receipt.delta else ""
+    return (
+        f"{mechanism}, epsilon={receipt.epsilon:g}{delta}, "
+        f"value_range=({receipt.value_range[0]:g}, {receipt.value_range[1]:g}), "
+        f"unit={receipt.unit}"
+    )
+
+
+class StudyPrivacy:
+    """The privacy protocol of the studies one sampler runs (see the module's docstring).
+
+    Parameters
+    ----------
+    algorithm : str
+    epsilon : float or None
+        Each report's epsilon.
+    value_range : tuple of float or None
+    privacy_budget : PrivacyBudget or None
+    privacy_model : PrivacyModel or None
+    privacy_unit : {"score", "record"}
+    n_val : int or None
+        The record unit's number of validation records, when known.
+    noise_seed : int or None
+    optimizer_kwargs : dict
+    lock : threading.RLock
+        The sampler's lock (one lock over its model and this protocol).
+    on_bind : callable
+        Called with ``n_val`` when the record unit's number of validation records becomes
+        known (the sampler rebuilds its model for the noise it will be told).
+    """
+
+    def __init__(
+        self,
+        *,
+        algorithm: str,
+        epsilon: float | None,
+        value_range: tuple[float, float] | None,
+        privacy_budget: PrivacyBudget | None,
+        privacy_model: PrivacyModel | None,
+        privacy_unit: str,
+        n_val: int | None,
+        noise_seed: int | None,
+        optimizer_kwargs: dict,
+        lock: threading.RLock,
+        on_bind: Callable[[int], None],
+    ) -> None:
+        self.algorithm, self.epsilon, self.value_range = algorithm, epsilon, value_range
+        self.privacy_budget, self.privacy_model = privacy_budget, privacy_model
+        self.privacy_unit, self.n_val, self.noise_seed = privacy_unit, n_val, noise_seed
+        self.optimizer_kwargs = optimizer_kwargs
+        self._lock = lock
+        self.on_bind = on_bind
+        self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
+        self._noise_seeds: dict[tuple, int] = {}  # per study: the qff noise seed in use
+        self._granted: set[int] = set()  # trial ids whose budget claim this process granted
+        #: The release in the objective's process (None: raw scores, for jdp or no privacy;
+        #: or the record unit before the number of validation records is known).
+        self.release: ScoreRelease | None = self._make_release()
+
+    def _make_release(self) -> ScoreRelease | None:
+        unit = self.unit
+        if not self.private or unit is None:
+            return None
+        curator = make_curator(
+            self.algorithm,
+            self.epsilon,
+            self.value_range,
+            optimizer_kwargs=self.optimizer_kwargs,
+            unit=unit,
+        )
+        assert curator is not None
+        return ScoreRelease(curator, noise_seed=self.noise_seed)
+
+    def wrap(self, objective: Callable[..., float]) -> Callable[..., float]:
+        """The privatized objective (:meth:`privtune.PrivateGPUCBSampler.privatize`)."""
+        if self.privacy_unit == "record":
+            if not isinstance(objective, RecordObjective):
+                raise TypeError(
+                    "privacy_unit='record' needs an objective built by privtune.RecordObjective"
+                    "(make_estimator, X_train, y_train, X_val, y_val, scoring=...): privtune "
+                    "computes the score on the validation records itself, so that one record's "
+                    f"share of it is known; got {type(objective).__name__}."
+                )
+            if objective.value_range != self.value_range:
+                raise ValueError(
+                    f"value_range={self.value_range} differs from the objective's per-record "
+                    f"range {objective.value_range} (scoring={objective.metric.name!r}); pass "
+                    f"value_range={objective.value_range}."
+                )
+            self.bind(objective.unit)
+
+        @functools.wraps(objective)
+        def private_objective(trial):
+            token = _PRIVATIZED_TRIAL.set(getattr(trial, "_trial_id", None))
+            failure = None
+            try:
+                value = objective(_PrivateTrial(trial))
+            except BaseException as exc:
+                # the message and the frames may hold a raw score (a scorer's error, an
+                # objective's f-string): only privtune's own messages go out
+                failure = withhold_release(exc)
+            finally:
+                _PRIVATIZED_TRIAL.reset(token)
+            if failure is not None:
+                raise failure
+            return self.release_trial(trial, value)
+
+        return private_objective
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        """Fail closed before ``trial`` computes anything; claim its budget share."""
+        try:
+            if not self.private and self.privacy_model != PrivacyModel.JDP:
+                self.refuse_private_study(study)
+            elif self.private:
+                # a worker whose settings differ from the study's, a raw value in the storage
+                self.verify_study(study, use_cache=True)  # the read infer_relative... reuses
+        except PrivacyError:
+            # no score exists yet: hand the trial back to the queue instead of leaving a FAIL
+            # trial behind (a worker with the study's settings runs it as a new one)
+            study._storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
+            raise
+        if self.private and self.privacy_budget is not None:
+            self.claim(study, trial)
+
+    def after_trial(
+        self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
+    ) -> None:
+        """Check a completed trial's value; stop the study once its budget is spoken for."""
+        with self._lock:
+            self._granted.discard(trial._trial_id)
+        if self.private and state == TrialState.COMPLETE and values is not None:
+            self.verify(trial, values[0])
+        if self.privacy_budget is not None:
+            budget = self.privacy_budget.to_attrs()
+            reserved, _, _ = _budget_count(_fresh_trials(study), budget)
+            if reserved >= self.privacy_budget.n_reports:
+                # every planned report is released or under way: end the optimize loop as
+                # Optuna's MaxTrialsCallback does (no error; a later trial would be refused)
+                _logger.warning(
+                    f"The privacy budget of study {study.study_name!r} covers "
+                    f"{self.privacy_budget.n_reports} reports, all released or under way: "
+                    "the study stops."
+                )
+                try:
+                    study.stop()
+                except RuntimeError:  # outside study.optimize (ask-and-tell): nothing to stop
+                    pass
+
+    def ledger(self, study: Study) -> PrivacyLedger:
+        """The ledger of every trial that carries a receipt, whatever its state, each about
+        its data owner (the trial's ``"privtune:owner"``, by default the study)."""
+        # privatize stores the receipt (with the digest of the released value) before Optuna
+        # stores the value, so a worker killed in between leaves a RUNNING (later FAIL) trial
+        # whose release counts all the same
+        ledger = PrivacyLedger()
+        for t in study._get_trials(deepcopy=False, states=None):
+            receipt = Receipt.from_attrs(t.user_attrs)
+            if receipt is not None:
+                owner = str(t.user_attrs.get(ATTR_OWNER) or study.study_name)
+                ledger.record_event(receipt.event, receipt.epsilon, receipt.delta, owner=owner)
+        return ledger
+
+    def budget_report(self, study: Study) -> dict[str, Any]:
+        """The total budget, what was released and reserved across workers, what remains."""
+        assert self.privacy_budget is not None
+        reserved, released, _ = _budget_count(_fresh_trials(study), self.privacy_budget.to_attrs())
+        return self.privacy_budget.report(released, reserved)
+
+    def note_noise_seed(self, study: Study, seed: int) -> None:
+        """Remember the qff noise seed this worker used on ``study``'s told scores."""
+        self._noise_seeds.setdefault((study._study_id, study.study_name), seed)
+
+    @property
+    def private(self) -> bool:
+        """Whether the objective's scores are released through a curator (epsilon-LDP,
+        local joint DP or the record unit), so that Optuna may store only released values."""
+        return self.epsilon is not None and self.privacy_model != PrivacyModel.JDP
+
+    @property
+    def unit(self) -> PrivacyUnit | None:
+        """The privacy unit; ``None`` under the record unit until ``n_val`` is known."""
+        if self.privacy_unit == "score":
+            return PrivacyUnit.score()
+        return None if self.n_val is None else PrivacyUnit.record(self.n_val)
+
+    def bind(self, unit: PrivacyUnit) -> ScoreRelease:
+        """Take the record unit's ``n_val`` (from the objective or the study), once."""
+        with self._lock:
+            if self.n_val is None and unit.n_val is not None:
+                self.n_val = unit.n_val
+                self.release = self._make_release()
+                self.on_bind(unit.n_val)
+            if self.release is None or unit != self.release.unit:
+                raise clean(
+                    PrivacyError(
+                        f"This sampler releases under privacy_unit={self.privacy_unit!r}"
+                        + ("" if self.n_val is None else f" with n_val={self.n_val}")
+                        + f"; the objective or the study's trials are under {unit.describe()}. "
+                        "Every worker of a study must score on the same validation set under "
+                        "the same unit."
+                    )
+                )
+            return self.release
+
+    def released_by(self, study: Study) -> ScoreRelease:
+        """The release path of this worker, under the record unit bound from the study's
+        receipts when this process has not privatized an objective yet."""
+        if self.release is not None:
+            return self.release
+        for t in study._get_trials(deepcopy=False, states=None):
+            receipt = Receipt.from_attrs(t.user_attrs)
+            if receipt is not None:
+                return self.bind(PrivacyUnit.from_data(receipt.unit))
+        raise clean(
+            PrivacyError(
+                "privacy_unit='record' needs the number of validation records: call "
+                "sampler.privatize(RecordObjective(...)) before the study runs."
+            )
+        )
+
+    def release_trial(self, trial, value) -> float:
+        """Release ``trial``'s raw score through this worker's release path (once per trial,
+        within its budget share) and store the receipt before Optuna stores the value."""
+        assert self.release is not None and self.value_range is not None
+        y = as_score(value, self.value_range)
+        if not math.isfinite(y):
+            return float("nan")
+        refuse_second_release(ATTR_DIGEST in trial.user_attrs, f"Trial {trial.number}")
+        if self.privacy_budget is not None:
+            with self._lock:
+                granted = getattr(trial, "_trial_id", None) in self._granted
+                self._granted.discard(getattr(trial, "_trial_id", None))
+            if not granted:
+                raise clean(
+                    PrivacyError(
+                        f"Trial {trial.number} has no share of the privacy budget: a trial "
+                        "releases its score only after this sampler counted it against the "
+                        "budget when the trial started (study.optimize, or study.ask with this "
+                        "sampler)."
+                    )
+                )
+        study = getattr(trial, "study", None)
+        owner = trial.user_attrs.get(ATTR_OWNER) or (study.study_name if study else "default")
+        released, receipt = self.release(y, owner=str(owner), number=trial.number)
+        assert receipt is not None
+        for key, attr in receipt.to_attrs().items():
+            trial.set_user_attr(key, attr)
+        return released
+
+    def verify_study(self, study: Study, *, use_cache: bool = False) -> None:
+        """Fail closed on every completed trial of ``study``, whatever its parameters.
+
+        A trial is checked once (finished trials are immutable); later calls check only the
+        trials completed since. ``use_cache`` reads through Optuna's per-trial cache (inside a
+        trial, where the relative sampling reads it again).
+        """
+        states = (TrialState.COMPLETE,)
+        trials = study._get_trials(deepcopy=False, states=states, use_cache=use_cache)
+        self.verify_trials(study, trials)
+
+    def verify_trials(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
+        """Fail closed on ``trials`` (completed ones), skipping those already verified."""
+        if not self.private:
+            return
+        with self._lock:
+            done = self._verified.setdefault((study._study_id, study.study_name), set())
+            for t in trials:
+                if t._trial_id not in done:
+                    self.verify(t, float("nan") if t.value is None else t.value)
+                    done.add(t._trial_id)
+
+    def verify(self, trial: FrozenTrial, value: float) -> None:
+        """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``: its
+        stored receipt is the one this sampler's curator issues for ``value``."""
+        assert self.private  # verified only with a curator
+        claim = trial.system_attrs.get(ATTR_CLAIM)
+        budget = None if self.privacy_budget is None else self.privacy_budget.to_attrs()
+        if claim is not None and claim != budget:
+            raise PrivacyError(
+                f"Trial {trial.number} was released under a total privacy budget "
+                f"({_describe_budget(claim)}); this sampler's is "
+                f"{_describe_budget(budget)}. Every worker of a study must be started with the "
+                "same privacy_budget and n_trials, so that they count one budget."
+            )
+        receipt = Receipt.from_attrs(trial.user_attrs)
+        if receipt is None or not receipt.matches(value):
+            self.refuse_raw(trial)
+        assert receipt is not None
+        release = self.release or self.bind(PrivacyUnit.from_data(receipt.unit))
+        mine = release.receipt(value)
+        if receipt != mine:
+            raise PrivacyError(
+                f"Trial {trial.number} was released through another worker's curator "
+                f"({_describe(receipt)}); this sampler's curator is {_describe(mine)}. Every "
+                "worker of a study must release its scores with the same algorithm, epsilon "
+                "and value_range: start this worker with the study's settings. The stored "
+                "values are privatized; nothing was released by this worker."
+            )
+
+    def refuse_raw(self, trial: FrozenTrial) -> None:
+        raise PrivacyError(
+            f"Trial {trial.number} completed with a value that did not come through this "
+            f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
+            "With epsilon set, run study.optimize(sampler.privatize(objective), ...) and do "
+            "not tell or add raw values. The sampler refuses to learn from this study; its "
+            "storage may hold a raw score in that trial."
+        )
+
+    def check_privatized(self, trial: FrozenTrial) -> None:
+        """Fail closed before the score exists: with ``epsilon``, sample only for a trial whose
+        privatized objective runs in this thread."""
+        if self.private and _PRIVATIZED_TRIAL.get() != trial._trial_id:
+            raise PrivacyError(
+                f"Trial {trial.number} asked for parameters outside sampler.privatize(objective): "
+                "with epsilon set, its score would be stored raw. Run "
+                "study.optimize(sampler.privatize(objective), ...); in an ask-and-tell loop, "
+                "call sampler.privatize(objective)(trial) and suggest inside the objective."
+            )
+
+    def refuse_private_study(self, study: Study) -> None:
+        """A worker without privacy must not join a study whose trials were released under it
+        (it would store a raw score beside privatized ones): refused before the trial computes
+        anything."""
+        for t in study._get_trials(deepcopy=False, states=None, use_cache=True):
+            if ATTR_DIGEST in t.user_attrs or ATTR_CLAIM in t.system_attrs:
+                raise PrivacyError(
+                    f"Study {study.study_name!r} holds privatized trials (trial {t.number} "
+                    f"carries a privtune receipt or budget claim), and this {type(self).__name__} "
+                    "has no privacy settings: its trials would store raw scores. Start every "
+                    "worker with the study's epsilon (or privacy_budget), value_range and "
+                    "privacy_unit. Nothing was computed."
+                )
+
+    def claim(self, study: Study, trial: FrozenTrial) -> None:
+        """Count ``trial`` against the budget before it computes anything, or refuse it.
+
+        Write, then read: the trial's claim is stored first, then every trial of the study is
+        read from the storage and the live claims and receipts are counted, this one included.
+        A worker whose count exceeds ``n_trials`` refuses its trial (marked refused and FAIL,
+        with no score). Whatever the interleaving of workers, at most ``n_trials`` trials
+        release: of any two claims, the later one's read sees the earlier one, so the last
+        trial to release counted every other releasing trial before it went on. A race can
+        refuse a trial that would have fit (two claims for the last report, each counting the
+        other), never let one past the budget.
+        """
+        assert self.privacy_budget is not None
+        budget = self.privacy_budget.to_attrs()
+        storage = study._storage
+        storage.set_trial_system_attr(trial._trial_id, ATTR_CLAIM, budget)
+        reserved, released, other = _budget_count(_fresh_trials(study), budget)
+        if other is None and reserved <= self.privacy_budget.n_reports:
+            with self._lock:
+                self._granted.add(trial._trial_id)
+            return
+        storage.set_trial_system_attr(trial._trial_id, ATTR_REFUSED, True)
+        storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        if other is not None:
+            raise PrivacyError(
+                f"Trial {other.number} of study {study.study_name!r} runs under another total "
+                f"privacy budget ({_describe_budget(other.system_attrs[ATTR_CLAIM])}); this "
+                f"sampler's is {_describe_budget(budget)}. Every worker of a study must be "
+                "started with the same privacy_budget and n_trials. Trial "
+                f"{trial.number} was refused before computing anything."
+            )
+        raise BudgetExhaustedError(
+            f"The privacy budget of study {study.study_name!r} ({self.privacy_budget}) is "
+            f"spent: {released} reports released and {reserved - released - 1} under way "
+            f"in other trials. Trial {trial.number} was refused before computing anything; "
+            "the study releases nothing more. Plan a new budget (privtune.privacy.plan_budget) "
+            "for more trials."
+        )
+
+    def study_noise_seed(self, study: Study) -> int | None:
+        """The seed of the qff algorithms' privacy noise for ``study``, the same in every worker.
+
+        From ``noise_seed`` and the study name when given; otherwise drawn once and kept in the
+        study's system attributes (whoever may read the storage may read raw scores too under
+        ``"qff-jdp"``; under ``"qff-ldp"`` this noise does not depend on the scores). Fails
+        closed if the study's seed changes under a sampler that has used another one on told
+        scores (two workers that drew a seed at the same moment): it would release the same
+        scores under new noise. A change before any score was told releases nothing.
+        """
+        if self.privacy_model not in (PrivacyModel.JDP, PrivacyModel.LOCAL_JDP):
+            return None
+        key = (study._study_id, study.study_name)
+        if self.noise_seed is not None:
+            return stream_seed(self.noise_seed, study.study_name)
+        storage = study._storage
+        stored = storage.get_study_system_attrs(study._study_id).get(ATTR_NOISE_SEED)
+        if stored is None:
+            drawn = draw_seed()
+            storage.set_study_system_attr(study._study_id, ATTR_NOISE_SEED, drawn)
+            stored = storage.get_study_system_attrs(study._study_id)[ATTR_NOISE_SEED]
+        stored = int(stored)
+        with self._lock:
+            used = self._noise_seeds.get(key)
+        if used is not None and used != stored:
+            raise PrivacyError(
+                f"The privacy noise seed of study {study.study_name!r} changed after this "
+                "sampler used another one (two workers drew one at the same moment). Releasing "
+                "the same scores under new noise is not private: pass the same noise_seed to "
+                "every worker, or start one worker before the others."
+            )
+        return stored
