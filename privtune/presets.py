@@ -18,6 +18,14 @@ rules:
   paper maps every continuous range linearly, which spends 99 % of such a range above 1e-4.
 - Nothing else changes: integer ranges and the categorical choices are the paper's.
 
+The paper's spaces leave out some of scikit-learn's defaults (``max_depth=None`` for the forest,
+``max_features=None`` and ``max_leaf_nodes=None`` for gradient boosting). They stay reachable:
+:class:`privtune.PrivateBOSearchCV` and :class:`privtune.PrivateSelectionSearchCV` evaluate the
+untuned estimator first whatever its values, as an arm outside the cube when the space cannot
+encode them, and keep it unless a candidate beats it; with Optuna, enqueue the defaults as
+trial 0 and pass ``baseline=0`` to ``recommend`` (a number outside a distribution's range is
+an arm apart there too; Optuna's integer and float distributions cannot hold a ``None``).
+
 The paper maps every hyperparameter to one coordinate of [0, 10] (a categorical one to equal
 intervals of that coordinate), so its dimension d_x counts hyperparameters. privtune encodes a
 categorical one-hot, so ``space.dim`` is larger than ``len(space)``: 11 coordinates for the
