@@ -39,6 +39,10 @@ for mechanism, label in (("laplace", "every score released"), ("selection", "pic
     d = float(plan_budget(*budget, (0.0, 1.0), n_iter, mechanism).resolvable_difference[0])
     verdict = "can" if d <= worth else "cannot"
     print(f"{label:>21}: {n_iter} candidates resolve {d:.3f}; it {verdict} find a {worth} gain")
+# The same budget with each of 5,000 validation records as the secret (privacy_unit="record",
+# a hold-out split): the noise is 5,000 times smaller (see examples/quickstart.py).
+print()
+print(plan_budget(*budget, (0.0, 1.0), [10, 20, 40], n_val=5000), end="\n\n")
 
 # 2. Tune within the budget, both ways.
 X, y = load_breast_cancer(return_X_y=True)
