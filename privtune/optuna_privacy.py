@@ -35,6 +35,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
+from .privacy.claims import ReportState, count_reports, describe_budget
 from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
@@ -81,35 +82,20 @@ def _fresh_trials(study: Study) -> list[FrozenTrial]:
 def _budget_count(
     trials: Sequence[FrozenTrial], budget: dict[str, Any]
 ) -> tuple[int, int, FrozenTrial | None]:
-    """What counts against ``budget`` in ``trials``.
-
-    Returns
-    -------
-    reserved : int
-        Trials that released (a receipt) or may still release: a claim that was not refused,
-        on a trial that did not end without a release (FAIL or PRUNED without a receipt can no
-        longer release: Optuna refuses to change a finished trial).
-    released : int
-        Trials with a receipt.
-    other : FrozenTrial or None
-        A trial whose live claim names another budget.
-    """
-    reserved = released = 0
-    other = None
-    for t in trials:
-        if Receipt.from_attrs(t.user_attrs) is not None:
-            released += 1
-            reserved += 1
-            continue
-        claim = t.system_attrs.get(ATTR_CLAIM)
-        if claim is None or t.system_attrs.get(ATTR_REFUSED):
-            continue
-        if t.state in (TrialState.FAIL, TrialState.PRUNED):
-            continue
-        reserved += 1
-        if claim != budget:
-            other = t
-    return reserved, released, other
+    """What counts against ``budget`` in ``trials`` (:func:`privtune.privacy.claims.
+    count_reports`); a FAIL or PRUNED trial without a receipt can no longer release (Optuna
+    refuses to change a finished trial)."""
+    states = [
+        ReportState(
+            released=ATTR_DIGEST in t.user_attrs,
+            claim=t.system_attrs.get(ATTR_CLAIM),
+            refused=bool(t.system_attrs.get(ATTR_REFUSED)),
+            ended=t.state in (TrialState.FAIL, TrialState.PRUNED),
+        )
+        for t in trials
+    ]
+    reserved, released, other = count_reports(states, budget)
+    return reserved, released, None if other is None else trials[other]
 
 
 class _PrivateTrial:
@@ -136,27 +122,6 @@ class _PrivateTrial:
             "intermediate value. Pruning on intermediate scores needs those scores privatized "
             "too, which privtune does not offer; run the trial to the end and return its score."
         )
-
-
-def _describe_budget(budget: dict[str, Any] | None) -> str:
-    """A study's total budget (a claim's data) as a worker configures it."""
-    if budget is None:
-        return "none: epsilon per report"
-    return (
-        f"privacy_budget=({budget.get('epsilon')}, {budget.get('delta')}), "
-        f"n_trials={budget.get('n_reports')}"
-    )
-
-
-def _describe(receipt: Receipt) -> str:
-    """A receipt's settings as a worker configures them (no value, no digest)."""
-    mechanism = type(receipt.event).__name__.removesuffix("DpEvent")
-    delta = f", delta={receipt.delta:g}" if receipt.delta else ""
-    return (
-        f"{mechanism}, epsilon={receipt.epsilon:g}{delta}, "
-        f"value_range=({receipt.value_range[0]:g}, {receipt.value_range[1]:g}), "
-        f"unit={receipt.unit}"
-    )
 
 
 class StudyPrivacy:
@@ -432,8 +397,8 @@ class StudyPrivacy:
         if claim is not None and claim != budget:
             raise PrivacyError(
                 f"Trial {trial.number} was released under a total privacy budget "
-                f"({_describe_budget(claim)}); this sampler's is "
-                f"{_describe_budget(budget)}. Every worker of a study must be started with the "
+                f"({describe_budget(claim)}); this sampler's is "
+                f"{describe_budget(budget)}. Every worker of a study must be started with the "
                 "same privacy_budget and n_trials, so that they count one budget."
             )
         receipt = Receipt.from_attrs(trial.user_attrs)
@@ -441,15 +406,7 @@ class StudyPrivacy:
             self.refuse_raw(trial)
         assert receipt is not None
         release = self.release or self.bind(PrivacyUnit.from_data(receipt.unit))
-        mine = release.receipt(value)
-        if receipt != mine:
-            raise PrivacyError(
-                f"Trial {trial.number} was released through another worker's curator "
-                f"({_describe(receipt)}); this sampler's curator is {_describe(mine)}. Every "
-                "worker of a study must release its scores with the same algorithm, epsilon "
-                "and value_range: start this worker with the study's settings. The stored "
-                "values are privatized; nothing was released by this worker."
-            )
+        release.check(receipt, value, f"Trial {trial.number}")
 
     def refuse_raw(self, trial: FrozenTrial) -> None:
         raise PrivacyError(
@@ -511,8 +468,8 @@ class StudyPrivacy:
         if other is not None:
             raise PrivacyError(
                 f"Trial {other.number} of study {study.study_name!r} runs under another total "
-                f"privacy budget ({_describe_budget(other.system_attrs[ATTR_CLAIM])}); this "
-                f"sampler's is {_describe_budget(budget)}. Every worker of a study must be "
+                f"privacy budget ({describe_budget(other.system_attrs[ATTR_CLAIM])}); this "
+                f"sampler's is {describe_budget(budget)}. Every worker of a study must be "
                 "started with the same privacy_budget and n_trials. Trial "
                 f"{trial.number} was refused before computing anything."
             )

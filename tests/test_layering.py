@@ -106,6 +106,7 @@ PRIVACY_LAYERS = {
     "receipts": 1,
     "composition": 1,
     "units": 1,
+    "claims": 1,
     "accounting": 1,
     "curator": 2,
     "gaussian": 2,

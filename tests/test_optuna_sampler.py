@@ -325,7 +325,7 @@ def test_a_sampler_with_another_epsilon_refuses_the_study():
     study = optuna.load_study(storage=storage, sampler=other, study_name="s")
     # the error says what happened, not that the storage may hold a raw score
     with pytest.raises(PrivacyError, match=r"another worker's curator \(Laplace, epsilon=1,.*"
-                       r"this sampler's curator is Laplace, epsilon=2") as err:  # fmt: skip
+                       r"this worker's curator is Laplace, epsilon=2") as err:  # fmt: skip
         study.optimize(other.privatize(quadratic), n_trials=1)
     assert "raw" not in str(err.value)
     # and leaves no FAIL trial: the refused trial went back to the queue, and a worker with

@@ -138,6 +138,16 @@ class Receipt:
     digest: str
     unit: str = "score"
 
+    def describe(self) -> str:
+        """The release's settings as a worker configures them (no value, no digest)."""
+        mechanism = type(self.event).__name__.removesuffix("DpEvent")
+        delta = f", delta={self.delta:g}" if self.delta else ""
+        lo, hi = self.value_range
+        return (
+            f"{mechanism}, epsilon={self.epsilon:g}{delta}, value_range=({lo:g}, {hi:g}), "
+            f"unit={self.unit}"
+        )
+
     def matches(self, value: float) -> bool:
         """Whether ``value`` is the one this receipt was made for."""
         return math.isfinite(float(value)) and digest(value) == self.digest

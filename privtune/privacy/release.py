@@ -130,6 +130,19 @@ class ScoreRelease:
         """The receipt this path issues for a released ``value`` (to check a stored one)."""
         return self.curator.receipt(value)
 
+    def check(self, receipt: Receipt, value: float, what: str) -> None:
+        """Fail closed unless ``receipt`` is the one this path issues for ``value``: the
+        value was released with another mechanism, epsilon, range or unit."""
+        mine = self.receipt(value)
+        if receipt != mine:
+            raise PrivacyError(
+                f"{what} was released through another worker's curator ({receipt.describe()}); "
+                f"this worker's curator is {mine.describe()}. Every worker must release its "
+                "scores with the same algorithm, epsilon, value_range and privacy unit: start "
+                "this worker with the study's settings. The stored values are privatized; "
+                "nothing was released by this worker."
+            )
+
     def __call__(self, value: Any, *, owner: str, number: int) -> tuple[float, Receipt | None]:
         """Release one score.
 
