@@ -61,6 +61,21 @@ def _check_seed(name: str, seed: Any) -> int | None:
     return int(seed)
 
 
+def _model_seed(seed: int | None) -> int:
+    """The model's seed: derived from ``seed``, or fresh entropy without one."""
+    if seed is not None:
+        return int(np.random.SeedSequence(seed).generate_state(1)[0])
+    return draw_seed()
+
+
+def _single_objective(study: Study) -> None:
+    if study._is_multi_objective():
+        raise ValueError(
+            "PrivateGPUCBSampler supports single-objective studies only; this study has "
+            f"{len(study.directions)} objectives."
+        )
+
+
 def _params(
     trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
 ) -> list[dict[str, Any]]:
@@ -268,7 +283,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self._warn_independent_sampling = bool(warn_independent_sampling)
         # The model's seed (Nyström sampling) is fixed for the sampler's life, so a cached
         # optimizer stays valid; the proposals' seed starts equal to it and reseed_rng redraws it.
-        self._model_seed = self._draw_model_seed(seed)
+        self._model_seed = _model_seed(seed)
         self._ask_seed = self._model_seed
         self._init_runtime()
 
@@ -322,12 +337,6 @@ class PrivateGPUCBSampler(BaseSampler):
         self.__dict__.update(state)
         self._init_runtime()
 
-    @staticmethod
-    def _draw_model_seed(seed: int | None) -> int:
-        if seed is not None:
-            return int(np.random.SeedSequence(seed).generate_state(1)[0])
-        return draw_seed()
-
     def reseed_rng(self) -> None:
         """Draw a fresh seed for the proposals (Optuna calls this per trial when ``n_jobs > 1``).
 
@@ -335,7 +344,7 @@ class PrivateGPUCBSampler(BaseSampler):
         replay.
         """
         with self._lock:
-            self._ask_seed = self._draw_model_seed(None)
+            self._ask_seed = _model_seed(None)
         self._independent_sampler.reseed_rng()
 
     # -- the privatized objective ----------------------------------------------------------------
@@ -443,17 +452,10 @@ class PrivateGPUCBSampler(BaseSampler):
         return self._privacy.wrap(objective)
 
     # -- BaseSampler -----------------------------------------------------------------------------
-    def _check_single_objective(self, study: Study) -> None:
-        if study._is_multi_objective():
-            raise ValueError(
-                "PrivateGPUCBSampler supports single-objective studies only; this study has "
-                f"{len(study.directions)} objectives."
-            )
-
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        self._check_single_objective(study)
+        _single_objective(study)
         self._privacy.check_privatized(trial)
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True)
         self._privacy.verify_trials(study, trials)  # every one, whatever its parameters
@@ -466,7 +468,7 @@ class PrivateGPUCBSampler(BaseSampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        self._check_single_objective(study)
+        _single_objective(study)
         self._privacy.check_privatized(trial)
         if not search_space:
             return {}
@@ -496,7 +498,7 @@ class PrivateGPUCBSampler(BaseSampler):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
-        self._check_single_objective(study)
+        _single_objective(study)
         self._privacy.check_privatized(trial)
         with self._lock:
             warn = self._warn_independent_sampling and param_name not in self._warned
@@ -603,7 +605,7 @@ class PrivateGPUCBSampler(BaseSampler):
         -------
         optuna.trial.FrozenTrial
         """
-        self._check_single_objective(study)
+        _single_objective(study)
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not trials:
             raise ValueError("recommend needs at least one completed trial in the study.")
