@@ -50,8 +50,9 @@ def withheld(exc: BaseException) -> BaseException:
     if isinstance(exc, KeyboardInterrupt):
         return KeyboardInterrupt()
     message = (
-        f"{type(exc).__name__} during a private search; its message and traceback are "
-        "withheld because scikit-learn's can hold raw scores. Rerun without epsilon, on data "
+        f"{type(exc).__name__} during private scoring (a search or a privatized objective); "
+        "its message and traceback are withheld because they can hold raw scores (a scorer's "
+        "return value, every fold's score). Rerun without epsilon, on data "
         "you may inspect, to see it."
     )
     try:
