@@ -732,7 +732,7 @@ class PrivateGPUCBSampler(BaseSampler):
         )
         if self.privacy_budget is not None:
             out.update(self._privacy.budget_report(study))
-        return out
+        return self._privacy.end_to_end(study, out)
 
     def __repr__(self) -> str:
         return (

@@ -36,10 +36,11 @@ from optuna.trial import FrozenTrial, TrialState
 
 from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
 from .privacy.claims import ReportState, count_reports, describe_budget
+from .privacy.composition import end_to_end
 from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
-from .privacy.units import PrivacyUnit
+from .privacy.units import PrivacyUnit, describe_guarantee
 from .privacy.withhold import clean
 from .privacy.withhold import release as withhold_release
 from .records import RecordObjective
@@ -59,6 +60,10 @@ ATTR_NOISE_SEED = "privtune:qff_noise_seed"
 #: worker before the trial computes anything; a trial that carries it counts against the budget
 #: until it is refused, fails without a release, or releases (then its receipt counts).
 ATTR_CLAIM = "privtune:budget_claim"
+
+#: Trial user attribute: the estimator's own guarantee per fit, ``[epsilon, delta]``, of a
+#: trial released by a RecordObjective with an ``estimator_epsilon``.
+ATTR_FIT = "privtune:estimator_epsilon"
 
 #: Trial system attribute: the claim was refused (the trial released nothing and never will).
 ATTR_REFUSED = "privtune:budget_refused"
@@ -171,6 +176,8 @@ class StudyPrivacy:
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
         self._noise_seeds: dict[tuple, int] = {}  # per study: the qff noise seed in use
         self._granted: set[int] = set()  # trial ids whose budget claim this process granted
+        #: The estimator's own guarantee per fit, from a RecordObjective (end to end).
+        self.fit_guarantee: tuple[float, float] | None = None
         #: The release in the objective's process (None: raw scores, for jdp or no privacy;
         #: or the record unit before the number of validation records is known).
         self.release: ScoreRelease | None = self._make_release()
@@ -206,6 +213,7 @@ class StudyPrivacy:
                     f"value_range={objective.value_range}."
                 )
             self.bind(objective.unit)
+            self.fit_guarantee = objective.fit_guarantee
 
         @functools.wraps(objective)
         def private_objective(trial):
@@ -278,6 +286,37 @@ class StudyPrivacy:
                 owner = str(t.user_attrs.get(ATTR_OWNER) or study.study_name)
                 ledger.record_event(receipt.event, receipt.epsilon, receipt.delta, owner=owner)
         return ledger
+
+    def end_to_end(self, study: Study, report: dict[str, Any]) -> dict[str, Any]:
+        """``report`` with the training records' guarantee when the trials were released by a
+        :class:`~privtune.records.RecordObjective` with an ``estimator_epsilon``: one fit per
+        released trial (:func:`privtune.privacy.composition.end_to_end`, no refit)."""
+        fits = [
+            tuple(t.user_attrs[ATTR_FIT])
+            for t in study._get_trials(deepcopy=False, states=None)
+            if ATTR_FIT in t.user_attrs and ATTR_DIGEST in t.user_attrs
+        ]
+        if not fits:
+            return report
+        if len(set(fits)) > 1:
+            raise PrivacyError(
+                f"The trials of study {study.study_name!r} declare different estimator "
+                "guarantees per fit; every worker must use the same estimator_epsilon."
+            )
+        fit_epsilon, fit_delta = (float(v) for v in fits[0])
+        epsilon = report.get("composed_epsilon_pld", report["composed_epsilon_basic"])
+        delta = report.get("delta", 0.0)
+        total = end_to_end(
+            epsilon, delta, fit_epsilon, fit_delta, len(fits), False, max(delta, 1e-6)
+        )
+        report = {**report, "estimator_epsilon": fit_epsilon, "estimator_delta": fit_delta}
+        report["end_to_end"] = total
+        report["protects"] = describe_guarantee(
+            "each record of the data, training and validation (end to end)",
+            total["epsilon"],
+            total["delta"],
+        )
+        return report
 
     def budget_report(self, study: Study) -> dict[str, Any]:
         """The total budget, what was released and reserved across workers, what remains."""
@@ -362,7 +401,10 @@ class StudyPrivacy:
         owner = trial.user_attrs.get(ATTR_OWNER) or (study.study_name if study else "default")
         released, receipt = self.release(y, owner=str(owner), number=trial.number)
         assert receipt is not None
-        for key, attr in receipt.to_attrs().items():
+        attrs = receipt.to_attrs()
+        if self.fit_guarantee is not None:  # the training records' share, end to end
+            attrs[ATTR_FIT] = list(self.fit_guarantee)
+        for key, attr in attrs.items():
             trial.set_user_attr(key, attr)
         return released
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .privacy.errors import check_value_range
+from .privacy.errors import check_budget_pair, check_epsilon, check_value_range
 from .privacy.units import PrivacyUnit
 
 __all__ = ["RECORD_METRICS", "RecordMetric", "RecordObjective", "holdout_split", "record_metric"]
@@ -228,6 +228,11 @@ class RecordObjective:
         A name of :data:`RECORD_METRICS`.
     value_range : tuple of float, optional
         The per-record range (:func:`record_metric`).
+    estimator_epsilon : float or tuple of float, optional
+        The estimator's own guarantee when it is differentially private itself: each fit is
+        ``epsilon``-DP (or ``(epsilon, delta)``-DP) in the training records. The sampler's
+        privacy report then covers the training records too, end to end (one fit per trial;
+        :func:`privtune.privacy.composition.end_to_end`). privtune cannot check the claim.
 
     Attributes
     ----------
@@ -247,6 +252,7 @@ class RecordObjective:
         *,
         scoring: str = "accuracy",
         value_range: Any = None,
+        estimator_epsilon: float | tuple[float, float] | None = None,
     ) -> None:
         if not callable(make_estimator):
             raise TypeError(
@@ -269,6 +275,14 @@ class RecordObjective:
         self.metric: RecordMetric = record_metric(scoring, None, value_range)
         self.n_val: int = int(n_val)
         self.unit: PrivacyUnit = PrivacyUnit.record(self.n_val)
+        self.estimator_epsilon = estimator_epsilon
+        #: The estimator's own guarantee per fit, ``(epsilon, delta)``, or ``None``.
+        self.fit_guarantee: tuple[float, float] | None = None
+        if estimator_epsilon is not None:
+            if isinstance(estimator_epsilon, tuple):
+                self.fit_guarantee = check_budget_pair(estimator_epsilon)
+            else:
+                self.fit_guarantee = (check_epsilon(estimator_epsilon, "estimator_epsilon"), 0.0)
 
     @property
     def value_range(self) -> tuple[float, float]:

@@ -430,3 +430,29 @@ def test_a_differentially_private_estimator_extends_the_guarantee_to_every_recor
     assert "each record of the data" in report["protects"]
     with pytest.raises(ValueError, match="applies under privacy_unit='record'"):
         PrivateBOSearchCV(_NoisyMeans(), {"shrink": (0.0, 0.9)}, estimator_epsilon=1.0).fit(X, y)
+
+
+def test_an_optuna_study_of_a_private_estimator_is_accounted_end_to_end():
+    X, y = make_classification(1200, 5, n_informative=3, n_redundant=0, random_state=0)
+    X = X / 4
+
+    def make(trial):
+        return _NoisyMeans(epsilon=0.05, shrink=trial.suggest_float("shrink", 0.0, 0.9))
+
+    objective = RecordObjective(make, X[:600], y[:600], X[600:], y[600:], estimator_epsilon=0.05)
+    sampler = PrivateGPUCBSampler(
+        "random",
+        privacy_budget=(1.0, 1e-6),
+        n_trials=5,
+        value_range=(0.0, 1.0),
+        privacy_unit="record",
+        seed=0,
+    )
+    study = sampler.optimize(sampler.create_study(direction="maximize"), objective)
+    report = sampler.privacy_report(study)
+    total = report["end_to_end"]
+    assert total["training_epsilon"] == pytest.approx(5 * 0.05)  # one fit per trial, no refit
+    assert total["epsilon"] == max(total["training_epsilon"], total["validation_epsilon"])
+    assert "each record of the data" in report["protects"]
+    with pytest.raises(ValueError, match="estimator_epsilon"):
+        RecordObjective(make, X, y, X, y, estimator_epsilon=-1.0)
