@@ -168,7 +168,11 @@ def summarize(args: argparse.Namespace) -> dict:
             )
             entry = {
                 "tasks": {
-                    t: {"mean": float(np.mean(v)), "se": _se(v), "n_seeds": len(v)}
+                    t: {
+                        "mean": float(np.mean(v)),
+                        "se": harness.standard_error(v),
+                        "n_seeds": len(v),
+                    }
                     for t, v in sorted(tasks.items())
                 },
                 "mean_score": float(np.mean([r["score"] for r in mine])),
@@ -177,7 +181,7 @@ def summarize(args: argparse.Namespace) -> dict:
             if method != "default" and diffs.size:
                 entry.update(
                     diff_to_default_points=float(diffs.mean()),
-                    diff_to_default_se=_se(diffs),
+                    diff_to_default_se=harness.standard_error(diffs),
                     wins_ties_losses=[
                         int(np.sum(diffs > 1e-9)),
                         int(np.sum(np.abs(diffs) <= 1e-9)),
@@ -207,13 +211,6 @@ def summarize(args: argparse.Namespace) -> dict:
     _plot(summary, args.out / "budget_modes.png")
     print(json.dumps({e: {m: v["mean_score"] for m, v in s.items()} for e, s in summary.items()}))
     return result
-
-
-def _se(values) -> float | None:
-    """The standard error of ``values`` as a float, ``None`` with fewer than two."""
-    if len(values) < 2:
-        return None
-    return float(harness.mean_se(values)[1])
 
 
 def _markdown(summary: dict) -> str:

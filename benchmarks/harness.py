@@ -16,8 +16,9 @@ Runs
     claim of a process that died is taken over (:func:`claim`, :func:`run_missing`).
     :func:`collect_runs` is the loop over a benchmark's runs; :func:`load_runs` reads them back.
 Statistics
-    :func:`mean_se` (mean and standard error over runs) and :func:`format_mean_se` (the
-    ``mean ± SE`` cell of a table).
+    :func:`mean_se` (mean and standard error over runs), :func:`standard_error` (the latter
+    alone, ``None`` under two runs) and :func:`format_mean_se` (the ``mean ± SE`` cell of a
+    table).
 Plots
     :func:`pyplot` (matplotlib with the file-only ``Agg`` backend, or ``None`` without
     matplotlib), :func:`panel_grid`, :func:`plot_band` and :func:`save_figure`.
@@ -306,6 +307,13 @@ def mean_se(
     if single is None:
         return mean, None
     return mean, np.full_like(mean, single) if np.ndim(mean) else single
+
+
+def standard_error(values) -> float | None:
+    """The standard error of ``values`` as a float, ``None`` with fewer than two."""
+    if len(values) < 2:
+        return None
+    return float(mean_se(values)[1])
 
 
 def format_mean_se(mean: float, se: float | None, spec: str = ".3f") -> str:

@@ -257,12 +257,6 @@ def _test(run: dict) -> float:
     return float(run["test_score_train_fit"])
 
 
-def _se(values) -> float | None:
-    if len(values) < 2:
-        return None
-    return float(harness.mean_se(values)[1])
-
-
 def _beyond_noise(diffs: np.ndarray) -> int:
     """+1 / -1 when the paired mean difference is beyond two standard errors of zero (and of
     a tenth of a point, so that identical picks are not called different), else 0."""
@@ -304,14 +298,14 @@ def summarize(args: argparse.Namespace) -> dict:
                 "n_seeds": len(runs),
                 "score": float(np.mean([_test(r) for r in runs])),
                 "gain_points": float(np.mean(gain)),
-                "gain_se": _se(gain),
+                "gain_se": harness.standard_error(gain),
                 "verdict": _beyond_noise(gain),
                 "behind_exact_points": float(np.mean(behind)) if behind else None,
                 "overfit_gap_points": float(
                     np.mean([100 * (r["val_score"] - _test(r)) for r in runs])
                 ),
                 "refit_gain_points": float(np.mean(refit_gain)),
-                "refit_gain_se": _se(refit_gain),
+                "refit_gain_se": harness.standard_error(refit_gain),
             }
         gains = [t["gain_points"] for t in tasks.values()]
         summary[f"{unit}|{eps}|{method}"] = {
