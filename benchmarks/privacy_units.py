@@ -1,8 +1,8 @@
 """Which privacy unit and which private mode pay, at budgets that protect someone.
 
-The budget-modes benchmark (``budget_modes.py``) showed that with the whole score as the secret
-(the score unit) no private mode beats the untuned estimator below a total epsilon of 100. This
-one adds the record unit (each validation record is the secret: the score is a mean over
+With the whole score as the secret (the score unit) its noise is the score's range over
+the per-report epsilon, far above the differences between configurations. This benchmark
+sets beside it the record unit (each validation record is the secret: the score is a mean over
 ``n_val`` hold-out records, so its noise is ``n_val`` times smaller) and asks, on real data sets
 with up to 10,000 validation records, whether tuning then pays at a total epsilon of 0.1, 1 and
 10 (delta = 1e-6).

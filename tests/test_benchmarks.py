@@ -234,29 +234,6 @@ def test_sklearn_search_quick_mode_compares_every_method(tmp_path):
     assert (tmp_path / "quick" / "sklearn_search.png").stat().st_size > 0
 
 
-def test_budget_modes_quick_mode_compares_the_modes_with_the_default(tmp_path):
-    from benchmarks import budget_modes
-
-    result = budget_modes.main(["--quick", "--out", str(tmp_path)])
-    runs = [
-        json.loads(p.read_text())
-        for p in (tmp_path / "quick" / "budget_modes" / "runs").glob("*.json")
-    ]
-    assert sorted(r["method"] for r in runs) == sorted(["default", *budget_modes.METHODS])
-    for run in runs:
-        assert 0.0 <= run["score"] <= 1.0
-        if run["method"] == "selection":
-            assert run["privacy"]["epsilon"] <= 10.0  # the whole publication within the budget
-        elif run["method"] != "default":
-            assert run["privacy"]["spent_epsilon"] <= 10.0
-            assert run["privacy"]["released_reports"] == 3
-    summary = result["summary"]["10"]
-    assert set(summary) == {"default", *budget_modes.METHODS}
-    assert summary["selection"]["epsilon_per_score"] > summary["ldp-random"]["epsilon_per_score"]
-    assert "pick only (selection)" in (tmp_path / "quick" / "budget_modes.md").read_text()
-    assert (tmp_path / "quick" / "budget_modes.png").stat().st_size > 0
-
-
 def test_privacy_units_quick_mode_runs_both_units_and_checks_the_targets(tmp_path):
     from benchmarks import privacy_units
 
