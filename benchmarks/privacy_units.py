@@ -7,15 +7,15 @@ sets beside it the record unit (each validation record is the secret: the score 
 with up to 10,000 validation records, whether tuning then pays at a total epsilon of 0.1, 1 and
 10 (delta = 1e-6).
 
-Tasks: a random forest, histogram gradient boosting, an MLP and k-nearest neighbours (the last
-two behind a ``StandardScaler``) on MAGIC, pen digits, optical digits, phoneme and spambase
-(``benchmarks/data``) and two ``make_classification`` sets (three classes, 20 features; 1,500
-and 9,000 rows). Each seed draws a fresh test set (20 %, stratified) that no search sees; of the
-rest, ``N_VAL[data]`` records are the validation set (from 200 to 10,000) and at most 2,000 the
-training set. Every search gets this one hold-out split (``cv`` with one split), ``n_iter = 20``
-candidates, ``random_state = seed``; the spaces are below (:data:`SPACES`; the untuned values of
-the forest and gradient boosting lie outside them, so the untuned estimator is an arm outside
-the cube).
+Tasks: a random forest, histogram gradient boosting, an MLP, k-nearest neighbours (these two
+behind a ``StandardScaler``) and a decision tree on MAGIC, pen digits, optical digits, phoneme
+and spambase (``benchmarks/data``) and two ``make_classification`` sets (three classes, 20
+features; 1,500 and 9,000 rows). Each seed draws a fresh test set (20 %, stratified) that no
+search sees; of the rest, ``N_VAL[data]`` records are the validation set (from 200 to 10,000)
+and at most 2,000 the training set. Every search gets this one hold-out split (``cv`` with one
+split), ``n_iter = 20`` candidates, ``random_state = seed``; the spaces are below
+(:data:`SPACES`; the untuned values of the forest, gradient boosting and the tree lie outside
+them, so the untuned estimator is an arm outside the cube).
 
 Methods:
 
@@ -68,13 +68,14 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
 
 from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from privtune import PrivateBOSearchCV
 from privtune.space import Categorical, Integer, Real
 
-MODELS = ["random_forest", "gradient_boosting", "mlp", "knn"]
+MODELS = ["random_forest", "gradient_boosting", "mlp", "knn", "decision_tree"]
 #: Validation records per data set (the record unit's n_val).
 N_VAL = {
     "synthetic_small": 200,
@@ -121,6 +122,11 @@ SPACES = {
         "kneighborsclassifier__n_neighbors": Integer(1, 100, log=True),
         "kneighborsclassifier__weights": Categorical(["uniform", "distance"]),
     },
+    "decision_tree": {
+        "max_depth": Integer(1, 30, log=True),
+        "min_samples_leaf": Integer(1, 200, log=True),
+        "criterion": Categorical(["gini", "entropy"]),
+    },
 }
 
 
@@ -132,6 +138,8 @@ def estimator(model: str, seed: int):
         return HistGradientBoostingClassifier(random_state=seed)
     if model == "mlp":
         return make_pipeline(StandardScaler(), MLPClassifier(random_state=seed))
+    if model == "decision_tree":
+        return DecisionTreeClassifier(random_state=seed)
     return make_pipeline(StandardScaler(), KNeighborsClassifier())
 
 
