@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -489,7 +490,40 @@ class PrivateGPUCBSampler(BaseSampler):
             opt, _ = self._optimizer(study, space, search_space, completed)
             key = [self._ask_seed, trial.number]
             x = self.engine.ask(opt, n_told=len(completed), key=key, pending=pending)
+        self._warn_if_exhausted(study, space, search_space, completed + running, x)
         return space.from_unit(x)
+
+    def _warn_if_exhausted(
+        self,
+        study: Study,
+        space: SearchSpace,
+        search_space: dict[str, BaseDistribution],
+        trials: list[FrozenTrial],
+        x: np.ndarray,
+    ) -> None:
+        """With exact scores, warn once when every configuration of a finite space has been
+        evaluated or is running: a repeat returns the same score. The study goes on (a
+        sampler does not end a study that asked for ``n_trials``; Optuna's conformance tests
+        hold it to that), proposing configurations already evaluated."""
+        n_space = space.n_configurations
+        if self.epsilon is not None or n_space is None or "exhausted" in self._warned:
+            return
+        seen = set()
+        if trials:
+            U = space.snap(space.to_unit_many(_params(trials, search_space)))
+            seen = {u.tobytes() for u in U}
+        seen.add(np.asarray(x, dtype=float).tobytes())
+        if len(seen) < n_space:
+            return
+        self._warned.add("exhausted")
+        warnings.warn(
+            f"Every one of the {n_space} configurations of the search space has been "
+            "evaluated (or is running); with exact scores a repeat returns the same score. "
+            "Stop the study (study.stop() in a callback, or fewer n_trials), or widen the "
+            "space.",
+            UserWarning,
+            stacklevel=2,
+        )
 
     def sample_independent(
         self,

@@ -874,6 +874,7 @@ default="auto"
             default_u=default_u,
         )
         outside = f.default_params is not None and default_u is None
+        n_iter = self._distinct_candidates(n_iter, int(outside))
         n_rounds = math.ceil(n_iter / q)
         sizes = [min(q, n_iter - r * q) for r in range(n_rounds)]
         results = None
@@ -908,6 +909,23 @@ default="auto"
             results[f"posterior_mean_test_{f.plan.metric}"] = np.clip(
                 posterior, *f.plan.optimized_range
             )
+
+    def _distinct_candidates(self, n_iter: int, n_outside: int) -> int:
+        """``n_iter``, or the number of distinct candidates when exact scores make a repeat
+        useless and the space has fewer (``n_outside``: the untuned estimator's arm outside
+        it), with RandomizedSearchCV's warning. Under privacy a repeat is a fresh noisy
+        report, so every candidate is kept."""
+        n_space = self._fit.space.n_configurations
+        if self._private or n_space is None or n_iter <= n_space + n_outside:
+            return n_iter
+        n_distinct = n_space + n_outside
+        warnings.warn(
+            f"The total space of parameters {n_space} is smaller than n_iter={n_iter}. "
+            f"Running {n_distinct} iterations. For exhaustive searches, use GridSearchCV.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return n_distinct
 
     def _noise_variance(self) -> float:
         """The variance of a released score's noise (score units)."""

@@ -732,6 +732,14 @@ class SearchSpace(Mapping[str, Dimension]):
                 blocks.append(Block(columns.start, columns.stop))
         return tuple(blocks)
 
+    @cached_property
+    def n_configurations(self) -> int | None:
+        """The number of distinct configurations when every parameter takes finitely many
+        values (categorical, or discrete with a grid); ``None`` when one is real."""
+        if any(b.kind == "real" for b in self.layout):
+            return None
+        return math.prod(b.n_values for b in self.layout)
+
     def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
         """Encode one configuration as a point of the cube.
 

@@ -381,6 +381,7 @@ class BaseOptimizer:
         if self.t == 0:
             raise RuntimeError("recommend() needs at least one told reward.")
         X = self.X
+        eligible = self._trusted(eligible, baseline)
         prob = None
         if external is not None:
             if baseline is not None:
@@ -419,6 +420,38 @@ class BaseOptimizer:
         if eligible is not None:
             same &= np.asarray(eligible, dtype=bool)
         return int(np.flatnonzero(same)[0])
+
+    def _trusted(self, eligible, baseline: int | None = None) -> np.ndarray | None:
+        """``eligible``, narrowed to the rows within the fitted noise of the best told reward
+        when the rewards are exact (no known noise): a smoothing model does not overrule
+        scores it believes nearly exact. The baseline's row stays eligible (the baseline rule
+        decides). Unchanged under known noise, or without a fitted noise
+        (:meth:`fitted_noise_var` is ``None``)."""
+        noise = self.fitted_noise_var()
+        if noise is None or any(self._v):
+            return eligible
+        ok = np.ones(self.t, dtype=bool) if eligible is None else np.asarray(eligible, bool)
+        if not ok.any():
+            return eligible
+        y = self.y
+        trusted = ok & (y >= np.max(y[ok]) - math.sqrt(noise))
+        if isinstance(baseline, (int, np.integer)) and 0 <= baseline < self.t:
+            trusted[baseline] = ok[baseline]
+        return trusted
+
+    def fitted_noise_var(self) -> float | None:
+        """The noise variance the model attributes to the rewards beyond their known noise, in
+        reward units (the fitted surrogate's nugget); ``None`` for a model that fits none."""
+        return None
+
+    def _exact(self) -> bool:
+        """Whether the told rewards are exact as far as the model can tell: no known noise and a
+        fitted noise below 1 % of the rewards' variance. A configuration already told is then
+        not proposed again (its second evaluation would say nothing new)."""
+        noise = self.fitted_noise_var()
+        if noise is None or any(self._v) or self.t < 2:
+            return False
+        return noise <= 0.01 * max(float(np.var(self.y)), 1e-300)
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
@@ -483,7 +516,7 @@ class BaseOptimizer:
         """The maximiser of the acquisition over ``C`` or the cube, given pending points ``P``
         (a uniform point in the start-up phase)."""
         if self._uniform:
-            return self._uniform_point(C)
+            return self._uniform_point(C, P)
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
         state = AcquisitionState(
@@ -492,9 +525,15 @@ class BaseOptimizer:
             best_mean=lambda: float(np.max(self._mean(self.X))) if self.t else 0.0,
         )
 
+        told = {x.tobytes() for x in self.X} if self._exact() else set()
+
         def acq(Z: np.ndarray) -> np.ndarray:
             mean, var = posterior(Z)
-            return acquisition(mean, var, state)
+            values = acquisition(mean, var, state)
+            if told:
+                seen = np.fromiter((z.tobytes() in told for z in Z), bool, Z.shape[0])
+                values = np.where(seen, -np.inf, values)
+            return values
 
         return self._maximize(acq, C)
 
@@ -529,11 +568,23 @@ class BaseOptimizer:
         self._rng = np.random.default_rng(seed)
 
     # -- helpers -------------------------------------------------------------------------------
-    def _uniform_point(self, C: np.ndarray | None) -> np.ndarray:
+    def _uniform_point(self, C: np.ndarray | None, P: np.ndarray | None = None) -> np.ndarray:
+        """A uniform draw (a uniform row of ``C``), not one already told or pending when
+        another can be found: in a space of few configurations the start-up draws are then
+        distinct, as RandomizedSearchCV's are."""
+        seen = {x.tobytes() for x in self.X}
+        if P is not None:
+            seen.update(x.tobytes() for x in np.asarray(P, dtype=float))
         if C is not None:
-            return C[int(self._rng.integers(C.shape[0]))].copy()
-        u = self._rng.random(self.dim)
-        return np.asarray(self.snap(u[None, :])[0] if self.snap else u, dtype=float)
+            fresh = [i for i, c in enumerate(C) if c.tobytes() not in seen]
+            rows = fresh if fresh else range(C.shape[0])
+            return C[rows[int(self._rng.integers(len(rows)))]].copy()
+        for _ in range(64):
+            u = self._rng.random(self.dim)
+            x = np.asarray(self.snap(u[None, :])[0] if self.snap else u, dtype=float)
+            if x.tobytes() not in seen:
+                break
+        return x
 
     def _anchors(self) -> np.ndarray | None:
         """Perturbations of the best told points, extra raw samples for the acquisition."""

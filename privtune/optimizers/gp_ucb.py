@@ -67,6 +67,12 @@ class _ExactGPOptimizer(KernelOptimizer):
     def _difference(self, X, x0):
         return self._gp.difference(X, x0)
 
+    def fitted_noise_var(self) -> float | None:
+        if self.surrogate != "fitted" or self.t < 2:
+            return None
+        h = self._gp.hyper
+        return float(h.nugget * h.scale**2)
+
     def _rebuild(self) -> None:
         self._gp = self._new_gp()
         for x, y_used, v in zip(self._X, self._y_used, self._v, strict=True):

@@ -1,0 +1,663 @@
+"""Tuning tasks the other benchmarks do not use: plateaus, unseen models, heavy-tailed noise.
+
+Three families, each against the samplers a user would otherwise install, on the same tasks,
+seeds and trial budgets:
+
+- ``plateau``: spaces where most of the box gives a chance-level model (fractional
+  ``min_samples_*``, tiny learning rates, huge penalties or kernel widths), and the synthetic
+  objective of the same shape that the tests use (:func:`plateau_objective`);
+- ``unseen``: eight ordinary tuning tasks (a decision tree, a random forest, an SVM, AdaBoost,
+  an MLP, k-nearest neighbours, histogram gradient boosting, logistic regression) on
+  scikit-learn's data sets;
+- ``heavy``: smooth test functions (Branin, Hartmann-6, Rosenbrock-4, Ackley-5) observed with
+  Student-t noise of two degrees of freedom.
+
+The scikit-learn tasks score 5-fold stratified CV accuracy with folds fixed per seed; a pick is
+credited with its exact CV accuracy (deterministic folds: the study's own raw value). Setting
+``none`` gives every sampler the exact scores; setting ``10`` releases each score through the
+Laplace curator at a per-report epsilon of 10 (value range [0, 1]): privtune's sampler through
+its own ``privatize``, Optuna's samplers on the same released values (the same noise draw per
+trial number). The heavy tasks have their own noise; a pick is credited with the function's
+noise-free value.
+
+Methods: ``privtune`` (``PrivateGPUCBSampler()``, the default algorithm), ``tpe``, ``gp``
+(Optuna's ``GPSampler``, needs torch), ``random``; a variant of privtune's engine is
+``privtune:NAME`` with ``--variant NAME='{"optimizer_kwarg": value}'``. privtune picks with
+``recommend_trial`` (the posterior-mean rule); Optuna's samplers with ``study.best_trial`` (with
+noise: the largest released value, what a user of them gets).
+
+Reported per family and budget (20, 40, 60 trials): Bayesmark's normalised score,
+``100 (1 - (L - L*) / (L_rand - L*))``, with ``L`` the pick's loss (1 - accuracy, or the
+function's regret), ``L*`` the best loss any run of the task reached and ``L_rand`` random
+search's mean loss at that budget (0: random search; 100: the best known); the mean rank of the
+methods per task; and the tasks where a method is below random search beyond two standard
+errors. For the heavy family also the geometric mean over tasks of the regret relative to
+random search's.
+
+Each run writes one JSON file under ``results/tuning_suite/runs`` (resumable; several ``run``
+processes share the work).
+
+Usage::
+
+    python -m benchmarks.tuning_suite run --family plateau unseen --settings none
+    python -m benchmarks.tuning_suite run --family heavy
+    python -m benchmarks.tuning_suite summarize
+    python -m benchmarks.tuning_suite --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import itertools
+import json
+import math
+import os
+import time
+import warnings
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+import optuna
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.ensemble import (
+    AdaBoostClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+
+from benchmarks import harness
+from benchmarks.optuna_tuning import suggest
+from privtune import LaplaceCurator, PrivateGPUCBSampler
+from privtune.space import Categorical, Integer, Real, SearchSpace
+
+FAMILIES = ["plateau", "unseen", "heavy"]
+METHODS = ["privtune", "tpe", "gp", "random"]
+SETTINGS = ["none", "10"]
+CHECKPOINTS = [20, 40, 60]
+SEEDS = [0, 1, 2, 3, 4]
+
+
+# -- the tasks ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """One tuning task: a space and a function of its parameters (and the run's seed).
+
+    ``evaluate(params, seed, rng)`` returns ``(observed, true)``: the value the sampler is told
+    (before any privacy noise) and the value the pick is credited with. ``best`` is the known
+    optimum of a synthetic task (``None`` for a scikit-learn one).
+    """
+
+    name: str
+    family: str
+    space: Callable[[], dict]
+    evaluate: Callable[[dict, int, np.random.Generator], tuple[float, float]]
+    best: float | None = None
+
+
+@functools.cache
+def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
+    if name == "digits":
+        return load_digits(return_X_y=True)
+    if name == "digits600":  # a 600-row stratified subset: SVMs and MLPs in a fraction of a s
+        X, y = load_digits(return_X_y=True)
+        keep = StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)
+        idx = next(keep)[1][:600]
+        return X[idx], y[idx]
+    if name == "wine":
+        return load_wine(return_X_y=True)
+    return load_breast_cancer(return_X_y=True)
+
+
+def _cv_task(name, family, data, make, space) -> Task:
+    def evaluate(params, seed, rng):
+        X, y = _data(data)
+        folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            score = float(np.mean(cross_val_score(make(params, seed), X, y, cv=folds)))
+        return score, score
+
+    return Task(name, family, space, evaluate)
+
+
+def _scaled(estimator):
+    return make_pipeline(StandardScaler(), estimator)
+
+
+#: The plateau objective's good region: ``x_1..x_4`` below these widths.
+PLATEAU_WIDTHS = np.array([0.6, 0.5, 0.5, 0.15])
+
+
+def plateau_objective(x) -> float:
+    """A 6-parameter objective shaped like a random forest with fractional ``min_samples_*``.
+
+    ``0.1`` plus a deterministic jitter below ``0.003`` (uncorrelated between nearby points,
+    like chance-level CV accuracies) on most of the cube, and ``0.1 + 0.8 g (0.7 + 0.3 x_0)``
+    where ``g = prod_j max(0, 1 - x_j / w_j)`` over ``x_1..x_4`` is positive: a corner region of
+    2.25 % of the volume (:data:`PLATEAU_WIDTHS`), so ten uniform start-up points all miss it
+    with probability 0.80. The maximum is 0.9 plus the jitter, at ``x_0 = 1``,
+    ``x_1..x_4 = 0``.
+    """
+    x = np.asarray(x, dtype=float)
+    good = float(np.prod(np.maximum(0.0, 1.0 - x[1:5] / PLATEAU_WIDTHS)))
+    weights = np.array([12.9898, 78.233, 37.719, 4.1414, 91.37, 55.51])
+    jitter = 0.003 * ((math.sin(float(x @ weights) * 437.5453) * 43758.5453) % 1.0)
+    return 0.1 + jitter + 0.8 * good * (0.7 + 0.3 * x[0])
+
+
+def _synthetic(name, family, dim, fn, best, noise: float = 0.0) -> Task:
+    """A task on ``[0, 1]^dim`` maximising ``fn``; ``noise`` scales Student-t(2) noise."""
+
+    def evaluate(params, seed, rng):
+        x = np.array([params[f"x{i}"] for i in range(dim)])
+        true = float(fn(x))
+        return true + (noise * float(rng.standard_t(2)) if noise else 0.0), true
+
+    return Task(name, family, lambda: {f"x{i}": Real(0.0, 1.0) for i in range(dim)}, evaluate, best)
+
+
+def _branin(x):
+    a, b = 15.0 * x[0] - 5.0, 15.0 * x[1]
+    r = (b - 5.1 / (4 * math.pi**2) * a**2 + 5 / math.pi * a - 6) ** 2
+    return -(r + 10 * (1 - 1 / (8 * math.pi)) * math.cos(a) + 10)
+
+
+_H6_A = np.array(
+    [[10, 3, 17, 3.5, 1.7, 8], [0.05, 10, 17, 0.1, 8, 14], [3, 3.5, 1.7, 10, 17, 8],
+     [17, 8, 0.05, 10, 0.1, 14]]
+)  # fmt: skip
+_H6_P = 1e-4 * np.array(
+    [[1312, 1696, 5569, 124, 8283, 5886], [2329, 4135, 8307, 3736, 1004, 9991],
+     [2348, 1451, 3522, 2883, 3047, 6650], [4047, 8828, 8732, 5743, 1091, 381]]
+)  # fmt: skip
+
+
+def _hartmann6(x):
+    return float(np.array([1.0, 1.2, 3.0, 3.2]) @ np.exp(-np.sum(_H6_A * (x - _H6_P) ** 2, 1)))
+
+
+def _rosenbrock4(x):
+    z = 4.0 * x - 2.0  # [-2, 2]^4, scaled to about [-1, 0] on most of it
+    return -float(np.sum(100 * (z[1:] - z[:-1] ** 2) ** 2 + (1 - z[:-1]) ** 2)) / 1000.0
+
+
+def _ackley5(x):
+    z = 4.0 * x - 1.5  # the optimum at 0 lies off-centre, at x = 0.375
+    n = z.size
+    a = -20 * math.exp(-0.2 * math.sqrt(float(z @ z) / n))
+    return -(a - math.exp(float(np.sum(np.cos(2 * math.pi * z))) / n) + 20 + math.e)
+
+
+TASKS: dict[str, Task] = {
+    t.name: t
+    for t in [
+        # -- plateaus ------------------------------------------------------------------------
+        _cv_task(
+            "rf_fractions_digits",
+            "plateau",
+            "digits",
+            lambda p, s: RandomForestClassifier(n_estimators=10, random_state=s, **p),
+            lambda: {
+                "max_depth": Integer(1, 15),
+                "max_features": Real(0.01, 0.99),
+                "min_samples_split": Real(0.01, 0.99),
+                "min_samples_leaf": Real(0.01, 0.49),
+                "min_weight_fraction_leaf": Real(0.01, 0.49),
+                "min_impurity_decrease": Real(0.0, 0.5),
+            },
+        ),
+        _cv_task(
+            "hgb_penalties_breast_cancer",
+            "plateau",
+            "breast_cancer",
+            lambda p, s: HistGradientBoostingClassifier(max_iter=30, random_state=s, **p),
+            lambda: {
+                "learning_rate": Real(1e-6, 1.0, log=True),
+                "l2_regularization": Real(0.0, 1e4),
+                "min_samples_leaf": Integer(1, 300),
+            },
+        ),
+        _cv_task(
+            "svc_widths_digits",
+            "plateau",
+            "digits600",
+            lambda p, s: SVC(**p),
+            lambda: {"C": Real(1e-6, 1e4, log=True), "gamma": Real(1e-7, 1e3, log=True)},
+        ),
+        _cv_task(
+            "mlp_tiny_steps_wine",
+            "plateau",
+            "wine",
+            lambda p, s: _scaled(MLPClassifier(max_iter=60, random_state=s, **p)),
+            lambda: {
+                "learning_rate_init": Real(1e-7, 1e-1, log=True),
+                "alpha": Real(1e-5, 1e4, log=True),
+                "hidden_layer_sizes": Integer(1, 100),
+            },
+        ),
+        _synthetic("plateau_synthetic", "plateau", 6, plateau_objective, None),
+        # -- unseen ----------------------------------------------------------------------------
+        _cv_task(
+            "tree_breast_cancer",
+            "unseen",
+            "breast_cancer",
+            lambda p, s: DecisionTreeClassifier(random_state=s, **p),
+            lambda: {
+                "max_depth": Integer(1, 20),
+                "min_samples_split": Integer(2, 60),
+                "min_samples_leaf": Integer(1, 60),
+                "max_features": Real(0.05, 1.0),
+                "criterion": Categorical(["gini", "entropy"]),
+            },
+        ),
+        _cv_task(
+            "forest_wine",
+            "unseen",
+            "wine",
+            lambda p, s: RandomForestClassifier(random_state=s, **p),
+            lambda: {
+                "n_estimators": Integer(5, 60),
+                "max_depth": Integer(1, 15),
+                "max_features": Real(0.05, 1.0),
+                "min_samples_leaf": Integer(1, 30),
+            },
+        ),
+        _cv_task(
+            "svm_breast_cancer",
+            "unseen",
+            "breast_cancer",
+            lambda p, s: _scaled(SVC(**p)),
+            lambda: {
+                "C": Real(1e-3, 1e3, log=True),
+                "gamma": Real(1e-5, 10.0, log=True),
+                "kernel": Categorical(["rbf", "sigmoid", "poly"]),
+            },
+        ),
+        _cv_task(
+            "adaboost_breast_cancer",
+            "unseen",
+            "breast_cancer",
+            lambda p, s: AdaBoostClassifier(random_state=s, **p),
+            lambda: {
+                "n_estimators": Integer(5, 100),
+                "learning_rate": Real(1e-3, 10.0, log=True),
+            },
+        ),
+        _cv_task(
+            "mlp_digits",
+            "unseen",
+            "digits600",
+            lambda p, s: _scaled(MLPClassifier(max_iter=100, random_state=s, **p)),
+            lambda: {
+                "hidden_layer_sizes": Integer(10, 200, log=True),
+                "alpha": Real(1e-6, 1.0, log=True),
+                "learning_rate_init": Real(1e-4, 1e-1, log=True),
+            },
+        ),
+        _cv_task(
+            "knn_digits",
+            "unseen",
+            "digits600",
+            lambda p, s: _scaled(KNeighborsClassifier(**p)),
+            lambda: {
+                "n_neighbors": Integer(1, 60),
+                "weights": Categorical(["uniform", "distance"]),
+                "p": Integer(1, 2),
+            },
+        ),
+        _cv_task(
+            "hgb_wine",
+            "unseen",
+            "wine",
+            lambda p, s: HistGradientBoostingClassifier(max_iter=50, random_state=s, **p),
+            lambda: {
+                "learning_rate": Real(1e-3, 1.0, log=True),
+                "max_leaf_nodes": Integer(2, 64, log=True),
+                "min_samples_leaf": Integer(1, 60),
+                "l2_regularization": Real(1e-6, 10.0, log=True),
+            },
+        ),
+        _cv_task(
+            "logistic_digits",
+            "unseen",
+            "digits600",
+            lambda p, s: _scaled(LogisticRegression(max_iter=300, **p)),
+            lambda: {
+                "C": Real(1e-5, 1e4, log=True),
+                "class_weight": Categorical([None, "balanced"]),
+                "fit_intercept": Categorical([True, False]),
+            },
+        ),
+        # -- heavy tails (noise scale: about 5 % of the function's range on the cube) --------
+        _synthetic("branin_t2", "heavy", 2, _branin, -0.397887, noise=15.0),
+        _synthetic("hartmann6_t2", "heavy", 6, _hartmann6, 3.32237, noise=0.15),
+        _synthetic("rosenbrock4_t2", "heavy", 4, _rosenbrock4, 0.0, noise=0.2),
+        _synthetic("ackley5_t2", "heavy", 5, _ackley5, 0.0, noise=0.4),
+    ]
+}
+
+
+# -- one run -----------------------------------------------------------------------------------
+
+
+def _noise_rng(seed: int, task: str, number: int) -> np.random.Generator:
+    """The released score's noise at trial ``number``: the same for every method of a seed."""
+    return np.random.default_rng([20_000 + seed, zlib.crc32(task.encode()), number])
+
+
+def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
+    base, _, variant = method.partition(":")
+    if base == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if base == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    if base == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    kwargs = variants.get(variant, {}) if variant else None
+    if setting == "none":
+        return PrivateGPUCBSampler(seed=seed, optimizer_kwargs=kwargs)
+    return PrivateGPUCBSampler(
+        epsilon=float(setting),
+        value_range=(0.0, 1.0),
+        seed=seed,
+        noise_seed=30_000 + seed,
+        optimizer_kwargs=kwargs,
+    )
+
+
+def run_one(
+    task_name: str,
+    setting: str,
+    method: str,
+    seed: int,
+    n_trials: int,
+    checkpoints: list[int],
+    variants: dict[str, dict] | None = None,
+) -> dict:
+    """One study of ``method`` on a task; the picks at each checkpoint with their true values."""
+    task = TASKS[task_name]
+    space = SearchSpace(task.space())
+    observed: dict[int, float] = {}
+    true: dict[int, float] = {}
+
+    def objective(trial):
+        params = suggest(trial, space)
+        rng = np.random.default_rng([seed, zlib.crc32(task_name.encode()), trial.number])
+        observed[trial.number], true[trial.number] = task.evaluate(params, seed, rng)
+        return observed[trial.number]
+
+    sampler = _sampler(method, setting, seed, variants or {})
+    ours = isinstance(sampler, PrivateGPUCBSampler)
+    picks: dict[str, dict] = {}
+
+    def callback(study, trial):
+        n = trial.number + 1
+        if n in checkpoints:
+            pick = sampler.recommend_trial(study) if ours else study.best_trial
+            picks[str(n)] = {"trial": pick.number, "true": true[pick.number]}
+
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    if setting == "none":
+        func = objective
+    elif ours:
+        func = sampler.privatize(objective)
+    else:
+        curator = LaplaceCurator(float(setting), (0.0, 1.0))
+
+        def func(trial):
+            value = objective(trial)
+            return float(curator.privatize(value, rng=_noise_rng(seed, task_name, trial.number)))
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(func, n_trials=n_trials, callbacks=[callback])
+    return {
+        "task": task_name,
+        "family": task.family,
+        "setting": setting,
+        "method": method,
+        "seed": seed,
+        "n_trials": n_trials,
+        "picks": picks,
+        "true_values": [true.get(t.number) for t in study.trials],
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _runs(args: argparse.Namespace):
+    variants = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.variant)}
+    for family, setting, seed, method in itertools.product(
+        args.family, args.settings, args.seeds, args.methods
+    ):
+        if family == "heavy" and setting != "none":
+            continue  # the heavy tasks carry their own noise
+        if method == "gp" and not harness.gp_sampler_available():
+            continue
+        for name, task in TASKS.items():
+            if task.family != family or (args.tasks and name not in args.tasks):
+                continue
+            if method.startswith("privtune:") and method.partition(":")[2] not in variants:
+                raise SystemExit(f"{method}: give its optimizer_kwargs with --variant NAME=JSON")
+            file = f"{name}-{setting}-{method.replace(':', '~')}-{seed}.json"
+            yield file, functools.partial(
+                run_one, name, setting, method, seed, max(args.checkpoints), args.checkpoints,
+                variants,
+            )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> None:
+    """Compute every missing run."""
+    harness.collect_runs(
+        harness.runs_dir(args.out, "tuning_suite"),
+        _runs(args),
+        describe=lambda r: (
+            " ".join(f"{k}:{v['true']:.4g}" for k, v in r["picks"].items())
+            + f" ({r['seconds']:.0f} s)"
+        ),
+    )
+
+
+# -- the summary -------------------------------------------------------------------------------
+
+
+def _loss(task: Task, value: float) -> float:
+    """Loss of a true value: 1 - accuracy, or the synthetic function's regret."""
+    return (task.best if task.best is not None else 1.0) - value
+
+
+def summarize(args: argparse.Namespace) -> dict:
+    """Normalised scores, mean ranks and losses to random search, per family and setting."""
+    rows = harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
+    summary: dict = {}
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["setting"]), []).append(r)
+    for (family, setting), group in sorted(groups.items()):
+        methods = sorted({r["method"] for r in group})
+        tasks = sorted({r["task"] for r in group})
+        out: dict = {"methods": methods, "tasks": tasks, "budgets": {}}
+        for n in map(str, args.checkpoints):
+            per_task: dict[str, dict] = {}
+            for name in tasks:
+                task = TASKS[name]
+                runs = [r for r in group if r["task"] == name and n in r["picks"]]
+                best_known = min(
+                    _loss(task, v) for r in runs for v in r["true_values"] if v is not None
+                )
+                if task.best is not None:
+                    best_known = min(best_known, 0.0)
+                loss = {
+                    m: [_loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == m]
+                    for m in methods
+                }
+                if not loss.get("random"):
+                    continue
+                l_rand = float(np.mean(loss["random"]))
+                spread = l_rand - best_known
+                per_task[name] = {
+                    m: {
+                        "loss": float(np.mean(v)),
+                        "score": float(np.mean([100 * (1 - (x - best_known) / spread) for x in v]))
+                        if spread > 0
+                        else 100.0,
+                        "vs_random": _paired(runs, m, n, task),
+                    }
+                    for m, v in loss.items()
+                    if v
+                }
+            ranks = {m: [] for m in methods}
+            for cells in per_task.values():
+                order = sorted(cells, key=lambda m: cells[m]["loss"])
+                for m in cells:
+                    tied = [o for o in order if cells[o]["loss"] == cells[m]["loss"]]
+                    ranks[m].append(np.mean([order.index(o) + 1 for o in tied]))
+            out["budgets"][n] = {
+                "per_task": per_task,
+                "score": {
+                    m: float(np.mean([c[m]["score"] for c in per_task.values() if m in c]))
+                    for m in methods
+                    if any(m in c for c in per_task.values())
+                },
+                "mean_rank": {m: float(np.mean(v)) for m, v in ranks.items() if v},
+                "below_random": {
+                    m: [t for t, c in per_task.items() if m in c and c[m]["vs_random"] == "below"]
+                    for m in methods
+                },
+            }
+            if family == "heavy":
+                out["budgets"][n]["regret_vs_random"] = {
+                    m: float(
+                        np.exp(
+                            np.mean(
+                                [
+                                    np.log(
+                                        max(c[m]["loss"], 1e-12) / max(c["random"]["loss"], 1e-12)
+                                    )
+                                    for c in per_task.values()
+                                    if m in c
+                                ]
+                            )
+                        )
+                    )
+                    for m in methods
+                }
+        summary[f"{family}|{setting}"] = out
+    result = {"benchmark": "tuning_suite", "n_runs": len(rows), "summary": summary}
+    harness.write_json(args.out / "tuning_suite.json", result)
+    (args.out / "tuning_suite.md").write_text(_markdown(summary))
+    _plot(summary, args.out / "tuning_suite.png")
+    return result
+
+
+def _paired(runs: list[dict], method: str, n: str, task: Task) -> str:
+    """``above``/``below``/``level``: the method's loss against random search's, paired by
+    seed, beyond two standard errors."""
+    mine = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == method}
+    rand = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == "random"}
+    diffs = [rand[s] - mine[s] for s in mine if s in rand]
+    if len(diffs) < 2:
+        return "level"
+    mean, se = float(np.mean(diffs)), harness.standard_error(diffs)
+    if se is not None and abs(mean) > 2 * se and abs(mean) > 1e-9:
+        return "above" if mean > 0 else "below"
+    return "level"
+
+
+def _markdown(summary: dict) -> str:
+    lines = []
+    for key, out in summary.items():
+        family, setting = key.split("|")
+        title = "exact scores" if setting == "none" else f"per-report epsilon {setting}"
+        lines += [f"## {family}, {title}", ""]
+        budgets = list(out["budgets"])
+        head = " | ".join(f"score / rank, {n}" for n in budgets)
+        lines += [f"| method | {head} | below random (last budget) |"]
+        lines += ["|---" * (len(budgets) + 2) + "|"]
+        for m in out["methods"]:
+            cells = []
+            for n in budgets:
+                b = out["budgets"][n]
+                if m in b["score"]:
+                    cells.append(f"{b['score'][m]:.1f} / {b['mean_rank'][m]:.2f}")
+                else:
+                    cells.append("")
+            below = out["budgets"][budgets[-1]]["below_random"].get(m, [])
+            lines.append(f"| {m} | {' | '.join(cells)} | {', '.join(below) or 'none'} |")
+        lines += ["", "Per task (mean loss at the last budget):", ""]
+        last = out["budgets"][budgets[-1]]["per_task"]
+        lines += ["| task | " + " | ".join(out["methods"]) + " |"]
+        lines += ["|---" * (len(out["methods"]) + 1) + "|"]
+        for t, cells in last.items():
+            vals = [f"{cells[m]['loss']:.4f}" if m in cells else "" for m in out["methods"]]
+            lines.append(f"| {t} | " + " | ".join(vals) + " |")
+        if "regret_vs_random" in out["budgets"][budgets[-1]]:
+            reg = out["budgets"][budgets[-1]]["regret_vs_random"]
+            lines += ["", "Regret relative to random search (geometric mean over tasks): "
+                      + ", ".join(f"{m} {v:.2f}" for m, v in reg.items())]  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _plot(summary: dict, path: Path) -> None:
+    plt = harness.pyplot()
+    if plt is None or not summary:
+        return
+    fig, axes = harness.panel_grid(len(summary), 4.2, 3.2)
+    for ax, (key, out) in zip(axes, summary.items(), strict=False):
+        budgets = [int(n) for n in out["budgets"]]
+        for m in out["methods"]:
+            ys = [out["budgets"][str(n)]["score"].get(m, np.nan) for n in budgets]
+            ax.plot(budgets, ys, marker="o", label=m)
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_title(key.replace("|", ", setting "))
+        ax.set_xlabel("trials")
+        ax.set_ylabel("normalised score")
+        ax.set_xticks(budgets)
+    axes[0].legend(fontsize=7)
+    harness.save_figure(fig, path)
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    """Run or summarize; returns the summary written to ``<out>/tuning_suite.json``."""
+    parser = harness.make_parser(__doc__, quick="two tasks, 8 trials, privtune and random")
+    parser.add_argument("command", nargs="?", choices=["run", "summarize"], default="run")
+    parser.add_argument("--family", nargs="+", default=FAMILIES, choices=FAMILIES)
+    parser.add_argument("--tasks", nargs="+", default=[], choices=sorted(TASKS))
+    parser.add_argument("--settings", nargs="+", default=SETTINGS)
+    parser.add_argument("--methods", nargs="+", default=METHODS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=SEEDS)
+    parser.add_argument("--checkpoints", nargs="+", type=int, default=CHECKPOINTS)
+    parser.add_argument("--variant", action="append", default=[], help="NAME=JSON kwargs")
+    args = harness.parse(parser, argv)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if args.quick:
+        args.family, args.tasks = ["plateau", "heavy"], ["plateau_synthetic", "branin_t2"]
+        args.settings, args.methods, args.seeds = ["none", "10"], ["privtune", "random"], [0, 1]
+        args.checkpoints = [4, 8]
+        run(args)
+        return summarize(args)
+    if args.command == "run":
+        run(args)
+        return None
+    return summarize(args)
+
+
+if __name__ == "__main__":
+    main()

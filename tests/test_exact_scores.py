@@ -1,0 +1,126 @@
+"""Exact scores are trusted: no repeats, distinct start-up draws, a pick the scores support,
+and a finite space that runs out stops as scikit-learn and Optuna stop."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import optuna
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+
+from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
+from privtune.space import Categorical, Integer, SearchSpace
+from privtune.tuning import make_optimizer
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _finite_optimizer(seed: int = 0):
+    space = SearchSpace({"a": Integer(1, 4), "b": Categorical(["x", "y", "z"])})
+    opt = make_optimizer("gp-ucb", space.dim, seed=seed, snap=space.snap, layout=space.layout)
+    return space, opt
+
+
+def _score(params: dict) -> float:
+    return 0.5 + 0.1 * params["a"] + {"x": 0.0, "y": 0.05, "z": -0.05}[params["b"]]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_scores_are_never_proposed_twice_until_the_space_runs_out(seed):
+    space, opt = _finite_optimizer(seed)
+    told = []
+    for i in range(space.n_configurations):
+        x = opt.ask(uniform=i < 3)
+        told.append(x.tobytes())
+        opt.tell(x, _score(space.from_unit(x)))
+    assert len(set(told)) == space.n_configurations == 12
+
+
+def test_uniform_start_up_draws_avoid_told_and_pending_configurations():
+    space = SearchSpace({"class_weight": Categorical([None, "balanced"])})
+    opt = make_optimizer("gp-ucb", space.dim, seed=0, snap=space.snap, layout=space.layout)
+    first = opt.ask(uniform=True)
+    second = opt.ask(uniform=True)  # the first is pending
+    assert first.tobytes() != second.tobytes()
+
+
+def test_noisy_rewards_may_be_proposed_again():
+    """Under known noise a repeat is a fresh measurement: the exclusion is off."""
+    space, opt = _finite_optimizer(0)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        x = opt.ask()
+        opt.tell(x, _score(space.from_unit(x)) + rng.normal(0, 0.3), noise_var=0.09)
+    assert len({x.tobytes() for x in opt.X}) < 40  # 12 configurations, 40 reports
+
+
+def test_recommendation_stays_within_the_fitted_noise_of_the_best_exact_score():
+    """A smoothing model must not pick a configuration whose exact score is clearly lower."""
+    rng = np.random.default_rng(1)
+    opt = make_optimizer("gp-ucb", 2, seed=0)
+    X = rng.random((25, 2))
+    y = np.sin(6 * X[:, 0]) + 0.3 * np.cos(9 * X[:, 1])
+    y[7] += 0.5  # an isolated high score the smooth model cannot follow
+    for x, v in zip(X, y, strict=True):
+        opt.tell(x, v)
+    noise = opt.fitted_noise_var()
+    assert noise is not None
+    row = opt.recommend_row()
+    assert y[row] >= y.max() - np.sqrt(noise) - 1e-12
+    # the case is one where the posterior mean alone would have picked a lower exact score
+    smooth_pick = int(np.argmax(opt.predict(opt.X)[0]))
+    assert y[smooth_pick] < y.max() - np.sqrt(noise)
+
+
+def test_the_search_stops_at_the_number_of_distinct_candidates_with_scikit_learns_warning():
+    X, y = make_classification(200, random_state=0)
+    search = PrivateBOSearchCV(
+        LogisticRegression(),
+        {"class_weight": [None, "balanced"], "C": [0.1, 1.0, 10.0]},
+        n_iter=12,
+        cv=3,
+        random_state=0,
+    )
+    with pytest.warns(UserWarning, match=r"total space of parameters 6 is smaller than n_iter=12"):
+        search.fit(X, y)
+    params = [tuple(sorted(p.items(), key=str)) for p in search.cv_results_["params"]]
+    assert len(params) == len(set(params)) == 6
+
+
+def test_a_private_search_keeps_every_candidate():
+    """Under privacy a repeat is a fresh noisy report: no cap, no warning."""
+    X, y = make_classification(200, random_state=0)
+    search = PrivateBOSearchCV(
+        LogisticRegression(),
+        {"class_weight": [None, "balanced"]},
+        n_iter=5,
+        cv=3,
+        epsilon=1.0,
+        random_state=0,
+        noise_random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        search.fit(X, y)
+    assert len(search.cv_results_["params"]) == 5
+
+
+def test_the_sampler_warns_once_when_every_configuration_was_evaluated():
+    """Distinct configurations first; then one warning, and the study runs its n_trials."""
+    sampler = PrivateGPUCBSampler(seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+
+    def objective(trial):
+        a = trial.suggest_int("a", 1, 3)
+        return a + {"x": 0.0, "y": 0.5}[trial.suggest_categorical("b", ["x", "y"])]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study.optimize(objective, n_trials=10)
+    messages = [str(w.message) for w in caught if "configurations" in str(w.message)]
+    assert len(messages) == 1 and "Every one of the 6 configurations" in messages[0]
+    configurations = [(t.params["a"], t.params["b"]) for t in study.trials]
+    assert len(set(configurations[:6])) == 6 and len(configurations) == 10
