@@ -90,6 +90,8 @@ __all__ = [
 REFIT_EVERY_TELL_UNTIL = 100
 #: Beyond, refit when the number of rewards has grown by this fraction since the last fit.
 REFIT_GROWTH = 0.05
+#: Expectation-maximisation steps of a Student-t fit (fits given the multipliers).
+STUDENT_T_EM_STEPS = 4
 
 
 def refit_point(n: int) -> int:
@@ -213,11 +215,17 @@ class MapObjective:
         Known noise variances, standardised units.
     layout : tuple of Block
     priors : Priors
+    nugget_weight : ndarray of shape (n,), optional
+        Multiplies the nugget per reward, ``g m_i`` (the Student-t likelihood's scale mixture,
+        :class:`GaussianProcess` with ``student_t_df``); default all 1.
     """
 
-    def __init__(self, X, z, vz, layout: tuple[Block, ...], priors: Priors) -> None:
+    def __init__(
+        self, X, z, vz, layout: tuple[Block, ...], priors: Priors, nugget_weight=None
+    ) -> None:
         self.z = np.asarray(z, dtype=float)
         self.vz = np.asarray(vz, dtype=float)
+        self.m = np.ones_like(self.z) if nugget_weight is None else np.asarray(nugget_weight)
         self.priors = priors
         self.G = len(layout)
         self.n = self.z.size
@@ -237,7 +245,7 @@ class MapObjective:
         S2 = (self.D.T @ (1.0 / ls**2)).reshape(n, n)
         M = ARDMatern52.from_sq_dist(S2)
         K = s2 * M
-        K[np.diag_indices(n)] += self.vz + g + _JITTER
+        K[np.diag_indices(n)] += self.vz + g * self.m + _JITTER
         try:
             Lc = linalg.cholesky(K, lower=True)
         except linalg.LinAlgError:
@@ -252,7 +260,7 @@ class MapObjective:
         grad[:G] = -(s2 / ls**2) * (self.D @ (W * ARDMatern52.d_sq_dist(S2)).ravel())
         grad[G] = 0.5 * s2 * float(np.sum(W * M))
         gg = g - priors.min_nugget
-        grad[G + 1] = 0.5 * gg * float(np.trace(W))
+        grad[G + 1] = 0.5 * gg * float(np.diagonal(W) @ self.m)
         # log-normal density of l (not of ln l: its mode, not its median, is the prior's pull)
         t_ls = theta[:G] - self.loc
         nll += float(t_ls @ t_ls) / (2.0 * priors.lengthscale_scale**2) + float(np.sum(theta[:G]))
@@ -272,6 +280,7 @@ def fit_hyperparameters(
     init: Hyperparameters,
     *,
     priors: Priors | None = None,
+    nugget_weight: np.ndarray | None = None,
 ) -> Hyperparameters:
     """Maximum a posteriori hyperparameters of the ARD Matérn-5/2 surrogate.
 
@@ -285,6 +294,8 @@ def fit_hyperparameters(
     init : Hyperparameters
         Its kernel, an :class:`ARDMatern52` whose layout is kept.
     priors : Priors, optional
+    nugget_weight : ndarray of shape (n,), optional
+        Per-reward multipliers of the nugget (see :class:`MapObjective`).
 
     Returns
     -------
@@ -303,7 +314,8 @@ def fit_hyperparameters(
     G = len(layout)
     shift, scale = _standardisation(y)
     z = (y - shift) / scale
-    objective = MapObjective(X, z, np.asarray(noise_var, dtype=float) / scale**2, layout, priors)
+    vz = np.asarray(noise_var, dtype=float) / scale**2
+    objective = MapObjective(X, z, vz, layout, priors, nugget_weight)
     g_min = priors.min_nugget
     n = y.size
 
@@ -345,7 +357,7 @@ def fit_hyperparameters(
     fitted = Hyperparameters(kernel.with_lengthscales(ls), s2, g, 0.0, shift, scale)
     # c given the fitted parameters (the profiled GLS mean)
     K = s2 * fitted.kernel(X)
-    K[np.diag_indices(n)] += objective.vz + g + _JITTER
+    K[np.diag_indices(n)] += objective.vz + g * objective.m + _JITTER
     Kinv1 = linalg.cho_solve(linalg.cho_factor(K, lower=True), np.column_stack([np.ones(n), z]))
     return replace(fitted, mean=float(Kinv1[:, 1].sum() / Kinv1[:, 0].sum()))
 
@@ -387,6 +399,15 @@ class GaussianProcess:
         :class:`~privtune.kernels.ARDMatern52` kernel).
     priors : Priors, optional
         The priors of the fit.
+    student_t_df : float, optional
+        A Student-t likelihood with this many degrees of freedom for the noise the known
+        variances do not explain (heavy-tailed scores), instead of the Gaussian nugget. As a
+        scale mixture of Gaussians, each reward ``i`` gets the nugget ``g m_i``; at each refit
+        :data:`STUDENT_T_EM_STEPS` expectation-maximisation steps alternate the MAP fit
+        given ``m`` with ``m_i = 1 / w_i``, ``w_i = (nu + 1) / (nu + E[e_i^2] / (v_i + g))``
+        where ``e_i`` is the reward's residual from the posterior of ``f`` (so an outlier's
+        weight falls and it stops pulling the model), and a reward told after the fit gets its
+        ``m_i`` from its residual to the model before it. Fitted only (``fit=True``).
 
     Examples
     --------
@@ -406,9 +427,14 @@ class GaussianProcess:
         *,
         fit: bool = False,
         priors: Priors | None = None,
+        student_t_df: float | None = None,
     ) -> None:
         if fit and not isinstance(hyper.kernel, ARDMatern52):
             raise TypeError("a fitted GaussianProcess needs an ARDMatern52 kernel.")
+        if student_t_df is not None and not (fit and student_t_df > 0):
+            raise ValueError("student_t_df needs fit=True and a positive number of degrees.")
+        self.student_t_df = None if student_t_df is None else float(student_t_df)
+        self._m = np.ones(0)  # each reward's nugget multiplier (1 under the Gaussian nugget)
         self.dim = int(dim)
         self._hyper = hyper
         self.fit = bool(fit)
@@ -425,7 +451,11 @@ class GaussianProcess:
 
     @classmethod
     def fitted(
-        cls, dim: int, layout: tuple[Block, ...] | None = None, priors: Priors | None = None
+        cls,
+        dim: int,
+        layout: tuple[Block, ...] | None = None,
+        priors: Priors | None = None,
+        student_t_df: float | None = None,
     ) -> GaussianProcess:
         """A fitted GP starting at the prior's mode (ARD Matérn-5/2 over ``layout``)."""
         priors = priors or Priors()
@@ -434,6 +464,7 @@ class GaussianProcess:
             default_hyperparameters(check_layout(layout, dim), priors),
             fit=True,
             priors=priors,
+            student_t_df=student_t_df,
         )
 
     @classmethod
@@ -471,6 +502,12 @@ class GaussianProcess:
         """The constant mean in reward units (0 for the fixed model)."""
         return self.hyper.centre
 
+    @property
+    def nugget_multipliers(self) -> np.ndarray:
+        """Each told reward's nugget multiplier ``m_i`` (all 1 under the Gaussian nugget)."""
+        self._sync()
+        return self._m[: self.n].copy()
+
     def add(self, x: np.ndarray, y: float, noise_var: float = 0.0) -> None:
         """Tell one reward ``y`` at ``x`` with known noise variance ``noise_var``."""
         self._data.append(np.asarray(x, dtype=float), float(y), float(noise_var))
@@ -481,18 +518,20 @@ class GaussianProcess:
         """Fit the hyperparameters to the first ``refit_point(n)`` told rewards now."""
         target = refit_point(self.n)
         hyper = self._hyper
+        m = np.ones(target)
         if target:
+            X, y, v = self.X[:target], self.y[:target], self.noise_var[:target]
+            steps = STUDENT_T_EM_STEPS if self.student_t_df else 1
             with threadpool_limits(1, user_api="blas"):  # many small products: see the module
-                hyper = fit_hyperparameters(
-                    self.X[:target],
-                    self.y[:target],
-                    self.noise_var[:target],
-                    self._hyper,
-                    priors=self.priors,
-                )
+                for step in range(steps):
+                    hyper = fit_hyperparameters(
+                        X, y, v, self._hyper, priors=self.priors, nugget_weight=m
+                    )
+                    if step + 1 < steps:
+                        m = self._em_multipliers(hyper, X, y, v, m)
         # the new hyperparameters take effect with their factor, or not at all: a failed
         # factorisation leaves the previous model whole, and the next sync refits
-        self._factorize(hyper)
+        self._factorize(hyper, m)
         self._n_fit = target
         self.n_fits += int(bool(target))
 
@@ -504,25 +543,55 @@ class GaussianProcess:
             self._extend()
 
     # -- the factor --------------------------------------------------------------------------------
-    def _noise(self, v: np.ndarray, h: Hyperparameters | None = None) -> np.ndarray:
-        """Noise variances in model units of rewards with known variances ``v``."""
+    def _noise(
+        self, v: np.ndarray, h: Hyperparameters | None = None, m: np.ndarray | float = 1.0
+    ) -> np.ndarray:
+        """Noise variances in model units of rewards with known variances ``v`` and nugget
+        multipliers ``m``."""
         h = self._hyper if h is None else h
-        return v / h.scale**2 + h.nugget + _JITTER
+        return v / h.scale**2 + h.nugget * m + _JITTER
+
+    def _em_multipliers(self, h, X, y, v, m) -> np.ndarray:
+        """The Student-t E-step: each reward's nugget multiplier ``1 / w_i`` given ``h``."""
+        n = y.size
+        noise = self._noise(v, h, m)
+        K = h.signal_var * h.kernel(X)
+        K[np.diag_indices(n)] += noise
+        L = linalg.cholesky(K, lower=True)
+        z = (y - h.shift) / h.scale - h.mean
+        alpha = linalg.cho_solve((L, True), z)
+        Linv = linalg.solve_triangular(L, np.eye(n), lower=True)
+        kinv_diag = np.sum(Linv * Linv, axis=0)
+        residual = noise * alpha  # z_i - E[f_i]
+        var_f = np.maximum(noise - noise**2 * kinv_diag, 0.0)
+        return self._multiplier(residual**2 + var_f, v / h.scale**2 + h.nugget)
+
+    def _multiplier(self, e2: np.ndarray | float, scale2: np.ndarray | float) -> np.ndarray:
+        nu = self.student_t_df
+        assert nu is not None
+        w = (nu + 1.0) / (nu + np.asarray(e2) / np.asarray(scale2))
+        return np.clip(1.0 / w, 1e-2, 1e4)
 
     def _z(self, y: np.ndarray) -> np.ndarray:
         h = self._hyper
         return (y - h.shift) / h.scale - h.mean
 
-    def _factorize(self, h: Hyperparameters | None = None) -> None:
-        """Factor every told row under ``h`` (default: the current hyperparameters); the
-        model's state changes only once the factor exists."""
+    def _factorize(self, h: Hyperparameters | None = None, m: np.ndarray | None = None) -> None:
+        """Factor the told rows under ``h`` (default: the current hyperparameters): every row,
+        or under the Student-t likelihood the first ``len(m)``, those the multipliers ``m``
+        were fitted with (the next sync extends the factor by the rest); the model's state
+        changes only once the factor exists."""
         h = self._hyper if h is None else h
-        n = self.n
-        noise = self._noise(self.noise_var, h)
-        K = h.signal_var * h.kernel(self.X)
+        if self.student_t_df and m is not None:
+            n = m.size
+        else:
+            n, m = self.n, np.ones(self.n)
+        noise = self._noise(self.noise_var[:n], h, m)
+        K = h.signal_var * h.kernel(self.X[:n])
         K[np.diag_indices(n)] += noise
         L = linalg.cholesky(K, lower=True) if n else np.zeros((0, 0))
         self._hyper, self._buffer, self._L = h, L, L
+        self._m = np.array(m, dtype=float)
         self._log_det = 2.0 * float(np.sum(np.log(np.diag(L))))
         self._log_noise = float(np.sum(np.log(noise)))
         self._n_factor = n
@@ -535,7 +604,14 @@ class GaussianProcess:
         x = self._data.X[i]
         k_vec = h.signal_var * h.kernel(self._data.X[:i], x[None, :])[:, 0]
         c = linalg.solve_triangular(self._L, k_vec, lower=True) if i else k_vec
-        noise = float(self._noise(self._data.v[i : i + 1])[0])
+        m = 1.0
+        if self.student_t_df:  # its multiplier from its residual to the model before it
+            v_i = float(self._data.v[i]) / h.scale**2
+            e = float(self._z(self._data.y[i : i + 1])[0]) - float(c @ self._alpha_z())
+            var_f = max(h.signal_var - float(c @ c), 0.0)
+            m = float(self._multiplier(e * e + var_f, v_i + h.nugget))
+        self._m = np.append(self._m, m)
+        noise = float(self._noise(self._data.v[i : i + 1], m=m)[0])
         d2 = h.signal_var * float(h.kernel.diag(x[None, :])[0]) + noise - float(c @ c)
         d = math.sqrt(max(d2, 1e-12 * noise))
         if i == self._buffer.shape[0]:  # capacity doubles: no copy per row
@@ -555,11 +631,43 @@ class GaussianProcess:
         z = self._z(self._data.y[:m])
         self._alpha = linalg.cho_solve((self._L, True), z) if m else np.zeros(0)
 
+    def _alpha_z(self) -> np.ndarray:
+        """``L^{-1} (z - c)`` over the factored rows: with ``c_new = L^{-1} k``, the posterior
+        mean at a new point is ``c_new @ _alpha_z()``."""
+        m = self._n_factor
+        if not m:
+            return np.zeros(0)
+        return linalg.solve_triangular(self._L, self._z(self._data.y[:m]), lower=True)
+
     @property
     def gamma(self) -> float:
         """Empirical information gain ``1/2 ln det(I + s2 K / noise)`` of the told points."""
         self._sync()
         return 0.5 * (self._log_det - self._log_noise)
+
+    def loo_skill(self) -> float:
+        """How much better than its constant mean the model predicts each told reward from the
+        others.
+
+        ``1 - sum_i r_i^2 / sum_i (z_i - c)^2``, with ``r_i = alpha_i / [K^{-1}]_ii`` the
+        leave-one-out residual of reward ``i`` at the current hyperparameters (Rasmussen &
+        Williams 2006, eq. 5.12) and ``z_i - c`` its residual from the constant mean: 1 when
+        each reward is predicted exactly from the others, 0 or below when the model predicts
+        them no better than a constant, as on a plateau whose small, uncorrelated differences
+        a fitted model explains with short lengthscales. Scale-free; ``nan`` below three
+        rewards.
+        """
+        self._sync()
+        n = self.n
+        if n < 3:
+            return math.nan
+        Linv = linalg.solve_triangular(self._L, np.eye(n), lower=True)
+        residual = self._alpha / np.sum(Linv * Linv, axis=0)
+        z = self._z(self.y)
+        spread = float(z @ z)
+        if spread <= 0.0:
+            return 0.0
+        return 1.0 - float(residual @ residual) / spread
 
     # -- the posterior -----------------------------------------------------------------------------
     def mean(self, Z: np.ndarray) -> np.ndarray:

@@ -212,6 +212,23 @@ def gp_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, A
     return kwargs
 
 
+#: The exact-score defaults of ``"gp-ucb"``, measured on the tuning suite (benchmarks page,
+#: "Plateaus, unseen tasks and heavy tails"): log expected improvement instead of UCB, and
+#: space-filling proposals while the fitted model predicts the told scores no better than
+#: this leave-one-out skill and none stands out (a plateau).
+EXACT_ACQUISITION = "logei"
+EXACT_MIN_SKILL = 0.4
+
+
+def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Tuning defaults of ``"gp-ucb"``: those of the GP family, and for exact scores with the
+    fitted surrogate :data:`EXACT_ACQUISITION` and :data:`EXACT_MIN_SKILL`."""
+    kwargs = gp_defaults(setting, overrides)
+    if setting.epsilon is None and kwargs.get("surrogate") == "fitted":
+        kwargs.update(acquisition=EXACT_ACQUISITION, min_skill=EXACT_MIN_SKILL)
+    return kwargs
+
+
 def go_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
     """Tuning defaults of GO-UCB: its own, with ``horizon`` the run's budget when known."""
     kwargs: dict[str, Any] = {"epsilon": setting.epsilon}
@@ -254,7 +271,7 @@ REGISTRY: dict[str, AlgorithmSpec] = {
         _spec("moma", MoMAGPUCB, repeated_plays=True),
         _spec("ata", ATAGPUCB),
         _spec("tgp", TGPUCB),
-        _spec("gp-ucb", GPUCB),
+        _spec("gp-ucb", GPUCB, defaults=gp_ucb_defaults),
         _spec("random", RandomSearch),
         _spec("go-ucb", GOUCB, defaults=go_ucb_defaults, takes_layout=False),
         _spec(

@@ -493,3 +493,24 @@ def test_zhou_tan_authors_objective_and_code_widths_follow_the_authors_code():
     # Round 2: B sqrt(lam) + b_2 sqrt(ln 2), b_2 = 2^{1/4} v^{1/2}.
     assert tgp.beta == pytest.approx(1.0 + 2**0.25 * 2.0 * math.sqrt(math.log(2)))
     assert overrides["ata"]["q"] == pytest.approx(math.log(1000) / 0.01)
+
+
+def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_path):
+    from benchmarks import tuning_suite
+
+    result = tuning_suite.main(["--quick", "--out", str(tmp_path)])
+    runs = [
+        json.loads(p.read_text())
+        for p in (tmp_path / "quick" / "tuning_suite" / "runs").glob("*.json")
+    ]
+    # plateau: 2 settings; heavy: exact only; 2 methods, 2 seeds
+    assert len(runs) == (2 + 1) * 2 * 2
+    for run in runs:
+        assert set(run["picks"]) == {"4", "8"} and len(run["true_values"]) == 8
+    summary = result["summary"]
+    assert set(summary) == {"plateau|none", "plateau|10", "heavy|none"}
+    for out in summary.values():
+        # random search is the zero of the normalised score, by construction
+        assert abs(out["budgets"]["8"]["score"]["random"]) < 1e-9
+    assert "regret_vs_random" in summary["heavy|none"]["budgets"]["8"]
+    assert (tmp_path / "quick" / "tuning_suite.png").stat().st_size > 0

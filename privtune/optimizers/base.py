@@ -33,8 +33,10 @@ from ..acquisition import (
     RAW_SAMPLING,
     Acquisition,
     AcquisitionState,
+    argmax_random_tie,
     make_acquisition,
     maximize,
+    raw_samples,
     recommend_index,
 )
 from ..cube import Block, check_layout
@@ -94,6 +96,11 @@ def check_points(name: str, X, dim: int, *, allow_empty: bool = False) -> np.nda
     if arr.size and (arr.min() < -_CUBE_TOL or arr.max() > 1.0 + _CUBE_TOL):
         raise ValueError(f"{name} must lie inside the unit cube [0, 1]^{dim}.")
     return np.clip(arr, 0.0, 1.0)
+
+
+#: A told reward "stands out" of a plateau when it lies more than this many interquartile
+#: ranges above the median of the told rewards.
+STANDOUT = 3.0
 
 
 class BaseOptimizer:
@@ -163,6 +170,7 @@ class BaseOptimizer:
         noise_var: float = 0.0,
         raw_sampling: str = "uniform",
         acquisition: str | Acquisition = "ucb",
+        min_skill: float | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -179,6 +187,9 @@ class BaseOptimizer:
             raise ValueError(f"raw_sampling must be one of {RAW_SAMPLING}, got {raw_sampling!r}.")
         self.raw_sampling = raw_sampling
         self.acquisition = make_acquisition(acquisition)
+        self.min_skill = (
+            None if min_skill is None else check_float("min_skill", min_skill, low=-math.inf)
+        )
         self._rng = np.random.default_rng(seed)
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -422,11 +433,12 @@ class BaseOptimizer:
         return int(np.flatnonzero(same)[0])
 
     def _trusted(self, eligible, baseline: int | None = None) -> np.ndarray | None:
-        """``eligible``, narrowed to the rows within the fitted noise of the best told reward
-        when the rewards are exact (no known noise): a smoothing model does not overrule
-        scores it believes nearly exact. The baseline's row stays eligible (the baseline rule
-        decides). Unchanged under known noise, or without a fitted noise
-        (:meth:`fitted_noise_var` is ``None``)."""
+        """``eligible``, narrowed to the rows whose told reward reaches ``max_j (y_j - s_j)``,
+        ``s_j`` the fitted noise standard deviation of reward ``j``, when there is no known
+        noise (no privacy): a smoothing model does not overrule scores it believes nearly
+        exact, and a reward the model believes an outlier (a large ``s_j`` under the Student-t
+        likelihood) does not shut the others out. The baseline's row stays eligible (the
+        baseline rule decides). Unchanged under known noise or without a fitted noise."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v):
             return eligible
@@ -434,24 +446,27 @@ class BaseOptimizer:
         if not ok.any():
             return eligible
         y = self.y
-        trusted = ok & (y >= np.max(y[ok]) - math.sqrt(noise))
+        floor = np.max((y - np.sqrt(noise))[ok])
+        trusted = ok & (y >= floor)
         if isinstance(baseline, (int, np.integer)) and 0 <= baseline < self.t:
             trusted[baseline] = ok[baseline]
         return trusted
 
-    def fitted_noise_var(self) -> float | None:
-        """The noise variance the model attributes to the rewards beyond their known noise, in
-        reward units (the fitted surrogate's nugget); ``None`` for a model that fits none."""
+    def fitted_noise_var(self) -> np.ndarray | None:
+        """The noise variance the model attributes to each told reward beyond its known noise,
+        in reward units (the fitted surrogate's nugget, times each reward's multiplier under
+        the Student-t likelihood); ``None`` for a model that fits none."""
         return None
 
     def _exact(self) -> bool:
         """Whether the told rewards are exact as far as the model can tell: no known noise and a
-        fitted noise below 1 % of the rewards' variance. A configuration already told is then
-        not proposed again (its second evaluation would say nothing new)."""
+        fitted noise below 1 % of the rewards' variance for the median reward. A configuration
+        already told is then not proposed again (its second evaluation would say nothing
+        new)."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v) or self.t < 2:
             return False
-        return noise <= 0.01 * max(float(np.var(self.y)), 1e-300)
+        return float(np.median(noise)) <= 0.01 * max(float(np.var(self.y)), 1e-300)
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
@@ -517,6 +532,8 @@ class BaseOptimizer:
         (a uniform point in the start-up phase)."""
         if self._uniform:
             return self._uniform_point(C, P)
+        if self._flat():
+            return self._space_filling_point(C, P)
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
         state = AcquisitionState(
@@ -566,6 +583,47 @@ class BaseOptimizer:
             Anything :func:`numpy.random.default_rng` accepts.
         """
         self._rng = np.random.default_rng(seed)
+
+    # -- plateaus ------------------------------------------------------------------------------
+    def model_skill(self) -> float | None:
+        """The surrogate's leave-one-out skill on the told rewards
+        (:meth:`privtune.gp.GaussianProcess.loo_skill`); ``None`` for a model without one."""
+        return None
+
+    def _flat(self) -> bool:
+        """Whether the next proposal fills the space instead of following the model: with
+        ``min_skill`` set and no known noise, when no told reward stands out (the best lies
+        within :data:`STANDOUT` interquartile ranges of the median) and the model predicts
+        the told rewards from each other no better than ``min_skill`` (:meth:`model_skill`).
+        A plateau whose differences the model cannot predict then never holds the proposals:
+        they spread until a reward stands out or the model finds something to predict."""
+        if self.min_skill is None or any(self._v) or self.t < 3:
+            return False
+        y = self.y
+        q25, median, q75 = np.quantile(y, [0.25, 0.5, 0.75])
+        if np.max(y) - median > STANDOUT * (q75 - q25):
+            return False  # a told reward stands out: something to follow, not a plateau
+        skill = self.model_skill()
+        return skill is not None and not skill > self.min_skill
+
+    def _space_filling_point(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
+        """The candidate farthest from every told and pending point (maximin distance).
+
+        Over ``C`` if given; otherwise over the optimizer's raw samples and as many copies of
+        them with each coordinate pushed to a face of the cube with probability 1/2 (the faces
+        and corners, where the degenerate region of a space often ends), snapped.
+        """
+        seen = self.X if P is None else np.vstack([self.X, P])
+        if C is None:
+            raw = raw_samples(self._rng, self.n_raw_samples, self.dim, self.raw_sampling)
+            faces = raw.copy()
+            push = self._rng.random(faces.shape) < 0.5
+            faces[push] = np.round(faces[push])
+            C = np.vstack([raw, faces])
+            if self.snap is not None:
+                C = self.snap(C)
+        gap = np.min(np.sum((C[:, None, :] - seen[None, :, :]) ** 2, axis=2), axis=1)
+        return np.array(C[argmax_random_tie(gap, self._rng)], dtype=float)
 
     # -- helpers -------------------------------------------------------------------------------
     def _uniform_point(self, C: np.ndarray | None, P: np.ndarray | None = None) -> np.ndarray:
@@ -651,6 +709,10 @@ class KernelOptimizer(BaseOptimizer):
         not used by the exact-GP optimizers.
     priors : privtune.gp.Priors, optional
         The priors of the fitted surrogate.
+    student_t_df : float, optional
+        With the fitted surrogate, a Student-t likelihood with this many degrees of freedom for
+        the noise the known variances do not explain (heavy-tailed scores; see
+        :class:`privtune.gp.GaussianProcess`). Default: the Gaussian nugget.
     **kwargs
         ``epsilon``, ``beta_scale``, ``seed``, ``snap``, ``layout``, ``noise_var``,
         ``acquisition``, ... as in :class:`BaseOptimizer`.
@@ -668,6 +730,7 @@ class KernelOptimizer(BaseOptimizer):
         fit_lengthscale: bool = False,
         surrogate: str = "fixed",
         priors: Priors | None = None,
+        student_t_df: float | None = None,
         **kwargs,
     ) -> None:
         super().__init__(dim, **kwargs)
@@ -688,6 +751,11 @@ class KernelOptimizer(BaseOptimizer):
         if priors is not None and not isinstance(priors, Priors):
             raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
         self.priors = priors
+        if student_t_df is not None and surrogate != "fitted":
+            raise ValueError('student_t_df needs the fitted surrogate (surrogate="fitted").')
+        self.student_t_df = (
+            None if student_t_df is None else check_float("student_t_df", student_t_df, low=0.0)
+        )
 
     def _after_observe(self) -> None:
         if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:

@@ -43,7 +43,9 @@ class _ExactGPOptimizer(KernelOptimizer):
 
     def _new_gp(self) -> GaussianProcess:
         if self.surrogate == "fitted":
-            return GaussianProcess.fitted(self.dim, self.layout, self.priors)
+            return GaussianProcess.fitted(
+                self.dim, self.layout, self.priors, student_t_df=self.student_t_df
+            )
         return GaussianProcess.fixed(self.dim, self.kernel, self.lam)
 
     def _transform_reward(self, y: float, t: int) -> float:
@@ -67,11 +69,14 @@ class _ExactGPOptimizer(KernelOptimizer):
     def _difference(self, X, x0):
         return self._gp.difference(X, x0)
 
-    def fitted_noise_var(self) -> float | None:
+    def model_skill(self) -> float | None:
+        return self._gp.loo_skill() if self.surrogate == "fitted" else None
+
+    def fitted_noise_var(self) -> np.ndarray | None:
         if self.surrogate != "fitted" or self.t < 2:
             return None
         h = self._gp.hyper
-        return float(h.nugget * h.scale**2)
+        return h.nugget * self._gp.nugget_multipliers * h.scale**2
 
     def _rebuild(self) -> None:
         self._gp = self._new_gp()
