@@ -21,16 +21,19 @@ trial number). The heavy tasks have their own noise; a pick is credited with the
 noise-free value.
 
 Methods: ``privtune`` (``PrivateGPUCBSampler()``, the default algorithm), ``tpe``, ``gp``
-(Optuna's ``GPSampler``, needs torch), ``random``; a variant of privtune's engine is
-``privtune:NAME`` with ``--variant NAME='{"optimizer_kwarg": value}'``. privtune picks with
+(Optuna's ``GPSampler``, needs torch), ``random``; ``tgp``, ``ata`` and ``moma`` (privtune's
+sampler with those algorithms); a variant of privtune's engine is ``privtune:NAME`` with
+``--variant NAME='{"optimizer_kwarg": value}'``. privtune picks with
 ``recommend_trial`` (the posterior-mean rule); Optuna's samplers with ``study.best_trial`` (with
 noise: the largest released value, what a user of them gets).
 
 Reported per family and budget (20, 40, 60 trials): Bayesmark's normalised score,
 ``100 (1 - (L - L*) / (L_rand - L*))``, with ``L`` the pick's loss (1 - accuracy, or the
 function's regret), ``L*`` the best loss any run of the task reached and ``L_rand`` random
-search's mean loss at that budget (0: random search; 100: the best known); the mean rank of the
-methods per task; and the tasks where a method is below random search beyond two standard
+search's mean loss at that budget (0: random search; 100: the best known), its mean and its
+median over tasks (the mean swings with a task where random search is already near the best
+known); the mean rank of the methods per task; and the tasks where a method is below random
+search beyond two standard
 errors. For the heavy family also the geometric mean over tasks of the regret relative to
 random search's.
 
@@ -370,9 +373,11 @@ def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
     if base == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     kwargs = variants.get(variant, {}) if variant else None
+    algorithm = "auto" if base == "privtune" else base  # "tgp", "ata", "moma": privtune's too
     if setting == "none":
-        return PrivateGPUCBSampler(seed=seed, optimizer_kwargs=kwargs)
+        return PrivateGPUCBSampler(algorithm, seed=seed, optimizer_kwargs=kwargs)
     return PrivateGPUCBSampler(
+        algorithm,
         epsilon=float(setting),
         value_range=(0.0, 1.0),
         seed=seed,
@@ -484,7 +489,13 @@ def _loss(task: Task, value: float) -> float:
 
 def summarize(args: argparse.Namespace) -> dict:
     """Normalised scores, mean ranks and losses to random search, per family and setting."""
-    rows = harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
+    rows = [
+        r
+        for r in harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
+        if r["seed"] in args.seeds and (not args.tasks or r["task"] in args.tasks)
+    ]
+    if args.methods != METHODS:  # a selection of methods (random search is always kept)
+        rows = [r for r in rows if r["method"] in {*args.methods, "random"}]
     summary: dict = {}
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -532,6 +543,11 @@ def summarize(args: argparse.Namespace) -> dict:
                 "per_task": per_task,
                 "score": {
                     m: float(np.mean([c[m]["score"] for c in per_task.values() if m in c]))
+                    for m in methods
+                    if any(m in c for c in per_task.values())
+                },
+                "median_score": {
+                    m: float(np.median([c[m]["score"] for c in per_task.values() if m in c]))
                     for m in methods
                     if any(m in c for c in per_task.values())
                 },
@@ -587,7 +603,7 @@ def _markdown(summary: dict) -> str:
         title = "exact scores" if setting == "none" else f"per-report epsilon {setting}"
         lines += [f"## {family}, {title}", ""]
         budgets = list(out["budgets"])
-        head = " | ".join(f"score / rank, {n}" for n in budgets)
+        head = " | ".join(f"score (median) / rank, {n}" for n in budgets)
         lines += [f"| method | {head} | below random (last budget) |"]
         lines += ["|---" * (len(budgets) + 2) + "|"]
         for m in out["methods"]:
@@ -595,7 +611,10 @@ def _markdown(summary: dict) -> str:
             for n in budgets:
                 b = out["budgets"][n]
                 if m in b["score"]:
-                    cells.append(f"{b['score'][m]:.1f} / {b['mean_rank'][m]:.2f}")
+                    cells.append(
+                        f"{b['score'][m]:.1f} ({b['median_score'][m]:.1f}) / "
+                        f"{b['mean_rank'][m]:.2f}"
+                    )
                 else:
                     cells.append("")
             below = out["budgets"][budgets[-1]]["below_random"].get(m, [])

@@ -217,7 +217,7 @@ def gp_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, A
 #: space-filling proposals while the fitted model predicts the told scores no better than
 #: this leave-one-out skill and none stands out (a plateau).
 EXACT_ACQUISITION = "logei"
-EXACT_MIN_SKILL = 0.4
+EXACT_MIN_SKILL = 0.2
 
 
 def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
