@@ -253,7 +253,11 @@ def make_optimizer(
     curator's known noise variance, ``noise_var = 8 / epsilon^2`` in reward units (Laplace of
     scale ``2 / epsilon``), or 0 without privacy. The acquisition starts from Sobol raw samples
     and searches integer and categorical parameters by enumeration (``raw_sampling="sobol"``,
-    ``layout``). ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning
+    ``layout``). For exact scores ``"gp-ucb"`` maximises log expected improvement and fills the
+    space while the model cannot predict the told scores and none stands out
+    (``acquisition="logei"``, ``min_skill=0.2``: :data:`privtune.registry.EXACT_ACQUISITION`
+    and :data:`~privtune.registry.EXACT_MIN_SKILL`, measured on the tuning suite); with
+    privacy it keeps UCB. ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning
     defaults instead: the papers' fixed model with a Matérn-5/2 kernel of
     :func:`~privtune.registry.default_lengthscale`, its single lengthscale refitted by ML-II
     at powers of two, and ``lam = 0.01`` without privacy or ``1 + 8 / epsilon^2`` with it
