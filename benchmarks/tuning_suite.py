@@ -635,21 +635,43 @@ def _markdown(summary: dict) -> str:
 
 
 def _plot(summary: dict, path: Path) -> None:
+    """The median normalised score against the trials, one panel per family and setting, one
+    colour per method across panels."""
     plt = harness.pyplot()
     if plt is None or not summary:
         return
+    methods = sorted({m for out in summary.values() for m in out["methods"]})
+    colours = {m: plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")(i)
+               for i, m in enumerate(methods)}  # fmt: skip
     fig, axes = harness.panel_grid(len(summary), 4.2, 3.2)
     for ax, (key, out) in zip(axes, summary.items(), strict=False):
         budgets = [int(n) for n in out["budgets"]]
         for m in out["methods"]:
-            ys = [out["budgets"][str(n)]["score"].get(m, np.nan) for n in budgets]
-            ax.plot(budgets, ys, marker="o", label=m)
+            ys = [out["budgets"][str(n)]["median_score"].get(m, np.nan) for n in budgets]
+            main = m == "privtune"  # the default, drawn on top
+            ax.plot(
+                budgets,
+                ys,
+                marker="o",
+                color="black" if main else colours[m],
+                lw=2.5 if main else 1.2,
+                zorder=3 if main else 2,
+                label=m,
+            )
         ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set_title(key.replace("|", ", setting "))
+        family, setting = key.split("|")
+        ax.set_title(
+            f"{family}, " + ("exact scores" if setting == "none" else f"epsilon {setting}")
+        )
         ax.set_xlabel("trials")
-        ax.set_ylabel("normalised score")
+        ax.set_ylabel("median normalised score")
         ax.set_xticks(budgets)
-    axes[0].legend(fontsize=7)
+    handles = [
+        plt.Line2D([], [], color="black" if m == "privtune" else colours[m], marker="o", label=m)
+        for m in methods
+    ]
+    fig.legend(handles=handles, loc="lower right", fontsize=7, ncol=2)
+    fig.suptitle("Normalised score (0: random search; 100: the best loss any run reached)")
     harness.save_figure(fig, path)
 
 
