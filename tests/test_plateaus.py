@@ -86,3 +86,19 @@ def test_the_rule_is_off_under_known_noise():
     for x in _plateau_points(10, 0):
         opt.tell(x, plateau(x), noise_var=8.0)
     assert not opt._flat()
+
+
+def test_under_known_noise_scores_equal_within_their_noise_fill_the_space():
+    """``min_signal``: 15 plateau points released with Laplace noise (per-report epsilon 10 on
+    a [0, 1] score: reward noise variance 0.08) leave the model attributing 8 % of their
+    variance to the objective (seed 2), so the next proposal fills the space; two reports from
+    the good corner stand out, and the model is followed again."""
+    rng = np.random.default_rng(2)
+    opt = make_optimizer("gp-ucb", 6, seed=2, epsilon=10.0, optimizer_kwargs={"min_signal": 0.3})
+    for x in _plateau_points(15, 2):
+        opt.tell(x, 2 * plateau(x) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
+    assert opt.signal_share() < 0.3 and opt._flat()
+    good = np.array([0.9, 0.02, 0.02, 0.02, 0.01, 0.5])
+    for _ in range(2):
+        opt.tell(good, 2 * plateau(good) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
+    assert not opt._flat()

@@ -151,6 +151,15 @@ class BaseOptimizer:
         :class:`~privtune.acquisition.Acquisition` instance, e.g.
         :class:`~privtune.acquisition.ExpectedImprovement` or
         :class:`~privtune.acquisition.ProbabilityOfImprovement`.
+    min_skill : float, optional
+        For exact rewards (no known noise): propose a space-filling point instead of the
+        acquisition's maximiser while no told reward stands out and the model's leave-one-out
+        skill (:meth:`model_skill`) is at most this (a plateau; see :meth:`_flat`). Default:
+        off; the exact-score tuning default of ``"gp-ucb"`` is 0.2.
+    min_signal : float, optional
+        The same under known noise, in [0, 1]: while no told reward stands out and the model
+        attributes at most this share of the rewards' variance to the objective
+        (:meth:`signal_share`). Default: off.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -171,6 +180,7 @@ class BaseOptimizer:
         raw_sampling: str = "uniform",
         acquisition: str | Acquisition = "ucb",
         min_skill: float | None = None,
+        min_signal: float | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -189,6 +199,11 @@ class BaseOptimizer:
         self.acquisition = make_acquisition(acquisition)
         self.min_skill = (
             None if min_skill is None else check_float("min_skill", min_skill, low=-math.inf)
+        )
+        self.min_signal = (
+            None
+            if min_signal is None
+            else check_float("min_signal", min_signal, low=0.0, high=1.0, closed_low=True)
         )
         self._rng = np.random.default_rng(seed)
         self._X: list[np.ndarray] = []
@@ -590,21 +605,34 @@ class BaseOptimizer:
         (:meth:`privtune.gp.GaussianProcess.loo_skill`); ``None`` for a model without one."""
         return None
 
+    def signal_share(self) -> float | None:
+        """The share of the told rewards' variance the surrogate attributes to the objective
+        rather than to noise, ``s2 / (s2 + mean known noise + nugget)`` in standardised units;
+        ``None`` for a model without one."""
+        return None
+
     def _flat(self) -> bool:
-        """Whether the next proposal fills the space instead of following the model: with
-        ``min_skill`` set and no known noise, when no told reward stands out (the best lies
-        within :data:`STANDOUT` interquartile ranges of the median) and the model predicts
-        the told rewards from each other no better than ``min_skill`` (:meth:`model_skill`).
-        A plateau whose differences the model cannot predict then never holds the proposals:
-        they spread until a reward stands out or the model finds something to predict."""
-        if self.min_skill is None or any(self._v) or self.t < 3:
+        """Whether the next proposal fills the space instead of following the model.
+
+        Only while no told reward stands out (the best lies within :data:`STANDOUT`
+        interquartile ranges of the median): then, for exact rewards with ``min_skill`` set,
+        when the model predicts them from each other no better than ``min_skill``
+        (:meth:`model_skill`); under known noise with ``min_signal`` set, when the model
+        attributes at most that share of their variance to the objective
+        (:meth:`signal_share`): the scores told so far are equal within their noise. A plateau
+        never holds the proposals: they spread until a reward stands out or the model finds
+        something to follow.
+        """
+        noisy = any(self._v)
+        threshold = self.min_signal if noisy else self.min_skill
+        if threshold is None or self.t < 3:
             return False
         y = self.y
         q25, median, q75 = np.quantile(y, [0.25, 0.5, 0.75])
         if np.max(y) - median > STANDOUT * (q75 - q25):
             return False  # a told reward stands out: something to follow, not a plateau
-        skill = self.model_skill()
-        return skill is not None and not skill > self.min_skill
+        value = self.signal_share() if noisy else self.model_skill()
+        return value is not None and not value > threshold
 
     def _space_filling_point(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         """The candidate farthest from every told and pending point (maximin distance).

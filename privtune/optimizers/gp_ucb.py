@@ -72,6 +72,13 @@ class _ExactGPOptimizer(KernelOptimizer):
     def model_skill(self) -> float | None:
         return self._gp.loo_skill() if self.surrogate == "fitted" else None
 
+    def signal_share(self) -> float | None:
+        if self.surrogate != "fitted" or self.t < 2:
+            return None
+        h = self._gp.hyper
+        noise = float(np.mean(self._gp.noise_var)) / h.scale**2 + h.nugget
+        return float(h.signal_var / (h.signal_var + noise))
+
     def fitted_noise_var(self) -> np.ndarray | None:
         if self.surrogate != "fitted" or self.t < 2:
             return None
