@@ -505,20 +505,16 @@ class PrivateGPUCBSampler(BaseSampler):
         evaluated or is running: a repeat returns the same score. The study goes on (a
         sampler does not end a study that asked for ``n_trials``; Optuna's conformance tests
         hold it to that), proposing configurations already evaluated."""
-        n_space = space.n_configurations
-        if self.epsilon is not None or n_space is None or "exhausted" in self._warned:
+        if self.epsilon is not None or "exhausted" in self._warned:
             return
-        seen = set()
-        if trials:
-            U = space.snap(space.to_unit_many(_params(trials, search_space)))
-            seen = {u.tobytes() for u in U}
-        seen.add(np.asarray(x, dtype=float).tobytes())
-        if len(seen) < n_space:
+        U = space.to_unit_many(_params(trials, search_space)) if trials else np.zeros((0, 1))
+        if not space.covered_by(np.vstack([U.reshape(-1, space.dim), x])):
             return
         self._warned.add("exhausted")
         warnings.warn(
-            f"Every one of the {n_space} configurations of the search space has been "
-            "evaluated (or is running); with exact scores a repeat returns the same score. "
+            f"Every one of the {space.n_configurations} configurations of the search space "
+            "has been evaluated (or is running); with exact scores a repeat returns the same "
+            "score. "
             "Stop the study (study.stop() in a callback, or fewer n_trials), or widen the "
             "space.",
             UserWarning,

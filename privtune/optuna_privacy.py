@@ -36,11 +36,10 @@ from optuna.trial import FrozenTrial, TrialState
 
 from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
 from .privacy.claims import ReportState, count_reports, describe_budget
-from .privacy.composition import end_to_end
 from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
-from .privacy.units import PrivacyUnit, describe_guarantee
+from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean
 from .privacy.withhold import release as withhold_release
 from .records import RecordObjective
@@ -304,19 +303,7 @@ class StudyPrivacy:
                 "guarantees per fit; every worker must use the same estimator_epsilon."
             )
         fit_epsilon, fit_delta = (float(v) for v in fits[0])
-        epsilon = report.get("composed_epsilon_pld", report["composed_epsilon_basic"])
-        delta = report.get("delta", 0.0)
-        total = end_to_end(
-            epsilon, delta, fit_epsilon, fit_delta, len(fits), False, max(delta, 1e-6)
-        )
-        report = {**report, "estimator_epsilon": fit_epsilon, "estimator_delta": fit_delta}
-        report["end_to_end"] = total
-        report["protects"] = describe_guarantee(
-            "each record of the data, training and validation (end to end)",
-            total["epsilon"],
-            total["delta"],
-        )
-        return report
+        return with_end_to_end(report, fit_epsilon, fit_delta, len(fits), refit=False)
 
     def budget_report(self, study: Study) -> dict[str, Any]:
         """The total budget, what was released and reserved across workers, what remains."""

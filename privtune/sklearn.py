@@ -40,13 +40,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .batch import BatchOptimization, default_point
 from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
-from .privacy.composition import SHAPES, end_to_end
+from .privacy.composition import SHAPES
 from .privacy.errors import check_budget_pair
 from .privacy.noise import check_seedable
 from .privacy.release import CandidateReleases, ScoreRelease
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.selection import SelectionPlan, Selector
-from .privacy.units import UNITS, PrivacyUnit, describe_guarantee
+from .privacy.units import UNITS, PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, release
 from .records import RecordMetric, holdout_split, record_metric
 from .registry import REGISTRY, PrivacyModel
@@ -179,27 +179,13 @@ class _PrivateSearchCV(BaseSearchCV):
         if self.estimator_epsilon is None:
             return report
         fit_epsilon, fit_delta = self._fit_guarantee()
-        if "composed_epsilon_pld" in report:
-            epsilon, delta = report["composed_epsilon_pld"], report["delta"]
-        else:
-            epsilon, delta = report["epsilon"], report["delta"]
         # every candidate was fitted once on the training records (a failed fit too)
         n_fits = (
             int(self.n_iter)
             if "release" not in report
             else report["n_candidates"] + int(report["baseline"])
         )
-        total = end_to_end(
-            epsilon, delta, fit_epsilon, fit_delta, n_fits, bool(self.refit), max(delta, 1e-6)
-        )
-        report = {**report, "estimator_epsilon": fit_epsilon, "estimator_delta": fit_delta}
-        report["end_to_end"] = total
-        report["protects"] = describe_guarantee(
-            "each record of the data, training and validation (end to end)",
-            total["epsilon"],
-            total["delta"],
-        )
-        return report
+        return with_end_to_end(report, fit_epsilon, fit_delta, n_fits, bool(self.refit))
 
     def _fit_guarantee(self) -> tuple[float, float]:
         """``estimator_epsilon`` as ``(epsilon, delta)`` of one fit."""

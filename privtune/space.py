@@ -740,6 +740,13 @@ class SearchSpace(Mapping[str, Dimension]):
             return None
         return math.prod(b.n_values for b in self.layout)
 
+    def covered_by(self, U: np.ndarray) -> bool:
+        """Whether the cube points ``U`` (rows) hold every configuration of a finite space
+        (:attr:`n_configurations`); ``False`` for a space with a real parameter."""
+        n = self.n_configurations
+        U = np.asarray(U, dtype=float).reshape(-1, self.dim)
+        return n is not None and len({u.tobytes() for u in self.snap(U)}) >= n
+
     def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
         """Encode one configuration as a point of the cube.
 

@@ -41,6 +41,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from .composition import end_to_end
 from .errors import check_value_range
 
 __all__ = ["UNITS", "WEAK_EPSILON", "PrivacyUnit", "describe_guarantee"]
@@ -141,3 +142,31 @@ def describe_guarantee(what: str, epsilon: float, delta: float = 0.0) -> str:
             f"apart with odds up to e^{epsilon:.3g})"
         )
     return sentence
+
+
+def with_end_to_end(
+    report: dict[str, Any],
+    fit_epsilon: float,
+    fit_delta: float,
+    n_fits: int,
+    refit: bool,
+) -> dict[str, Any]:
+    """``report`` (a record-unit privacy report) with the training records' guarantee of an
+    estimator that is ``(fit_epsilon, fit_delta)``-DP per fit, composed with the validation
+    records' releases by :func:`~privtune.privacy.composition.end_to_end` (``n_fits`` fits,
+    and the refit when ``refit``), and its ``protects`` sentence for every record."""
+    epsilon = report.get(
+        "composed_epsilon_pld", report.get("epsilon", report.get("composed_epsilon_basic"))
+    )
+    delta = float(report.get("delta", 0.0))
+    total = end_to_end(
+        float(epsilon), delta, fit_epsilon, fit_delta, n_fits, refit, max(delta, 1e-6)
+    )
+    out = {**report, "estimator_epsilon": fit_epsilon, "estimator_delta": fit_delta}
+    out["end_to_end"] = total
+    out["protects"] = describe_guarantee(
+        "each record of the data, training and validation (end to end)",
+        total["epsilon"],
+        total["delta"],
+    )
+    return out
