@@ -155,12 +155,12 @@ def with_end_to_end(
     estimator that is ``(fit_epsilon, fit_delta)``-DP per fit, composed with the validation
     records' releases by :func:`~privtune.privacy.composition.end_to_end` (``n_fits`` fits,
     and the refit when ``refit``), and its ``protects`` sentence for every record."""
-    epsilon = report.get(
-        "composed_epsilon_pld", report.get("epsilon", report.get("composed_epsilon_basic"))
+    key = next(
+        k for k in ("composed_epsilon_pld", "epsilon", "composed_epsilon_basic") if k in report
     )
     delta = float(report.get("delta", 0.0))
     total = end_to_end(
-        float(epsilon), delta, fit_epsilon, fit_delta, n_fits, refit, max(delta, 1e-6)
+        float(report[key]), delta, fit_epsilon, fit_delta, n_fits, refit, max(delta, 1e-6)
     )
     out = {**report, "estimator_epsilon": fit_epsilon, "estimator_delta": fit_delta}
     out["end_to_end"] = total
