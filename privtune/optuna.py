@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -490,36 +489,8 @@ class PrivateGPUCBSampler(BaseSampler):
             opt, _ = self._optimizer(study, space, search_space, completed)
             key = [self._ask_seed, trial.number]
             x = self.engine.ask(opt, n_told=len(completed), key=key, pending=pending)
-        self._warn_if_exhausted(study, space, search_space, completed + running, x)
+            self.engine.warn_if_exhausted(space, opt, pending, x)
         return space.from_unit(x)
-
-    def _warn_if_exhausted(
-        self,
-        study: Study,
-        space: SearchSpace,
-        search_space: dict[str, BaseDistribution],
-        trials: list[FrozenTrial],
-        x: np.ndarray,
-    ) -> None:
-        """With exact scores, warn once when every configuration of a finite space has been
-        evaluated or is running: a repeat returns the same score. The study goes on (a
-        sampler does not end a study that asked for ``n_trials``; Optuna's conformance tests
-        hold it to that), proposing configurations already evaluated."""
-        if self.epsilon is not None or "exhausted" in self._warned:
-            return
-        U = space.to_unit_many(_params(trials, search_space)) if trials else np.zeros((0, 1))
-        if not space.covered_by(np.vstack([U.reshape(-1, space.dim), x])):
-            return
-        self._warned.add("exhausted")
-        warnings.warn(
-            f"Every one of the {space.n_configurations} configurations of the search space "
-            "has been evaluated (or is running); with exact scores a repeat returns the same "
-            "score. "
-            "Stop the study (study.stop() in a callback, or fewer n_trials), or widen the "
-            "space.",
-            UserWarning,
-            stacklevel=2,
-        )
 
     def sample_independent(
         self,

@@ -647,6 +647,7 @@ class TuningEngine:
         self.n_startup = int(n_startup)
         self.budget = None if budget is None else int(budget)
         self._replays: dict[Hashable, Replay] = {}
+        self._exhausted = False  # the finite space's warning was given
 
     # -- scores to rewards ------------------------------------------------------------------
     def scale(self, values=(), *, maximize: bool = True, value_range=None) -> RewardScale:
@@ -749,6 +750,30 @@ class TuningEngine:
         the acquisition after; the proposal's randomness is seeded by ``key``."""
         opt.reseed(key)
         return opt.ask(pending=pending, uniform=n_told < self.n_startup)
+
+    def warn_if_exhausted(
+        self, space: SearchSpace, opt: BaseOptimizer, pending, x: np.ndarray
+    ) -> None:
+        """With exact scores, warn once when the told and pending points and the proposal
+        ``x`` hold every configuration of a finite space (:meth:`SearchSpace.covered_by`): a
+        repeat returns the same score. The caller's run goes on (an Optuna sampler does not
+        end a study that asked for ``n_trials``; Optuna's conformance tests hold it to that)."""
+        if self.epsilon is not None or self._exhausted:
+            return
+        parts = [opt.X, np.reshape(x, (1, -1))]
+        if pending is not None:
+            parts.append(np.asarray(pending, dtype=float))
+        if not space.covered_by(np.vstack(parts)):
+            return
+        self._exhausted = True
+        warnings.warn(
+            f"Every one of the {space.n_configurations} configurations of the search space "
+            "has been evaluated (or is running); with exact scores a repeat returns the same "
+            "score. Stop the study (study.stop() in a callback, or fewer n_trials), or widen "
+            "the space.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     # -- results -------------------------------------------------------------------------------
     def recommend(self, opt: BaseOptimizer, *, baseline=None, eligible=None) -> int:
