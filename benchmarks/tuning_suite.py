@@ -85,6 +85,7 @@ from sklearn.tree import DecisionTreeClassifier
 from benchmarks import harness
 from benchmarks.optuna_tuning import suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
+from privtune.acquisition import ACQUISITIONS
 from privtune.space import Categorical, Integer, Real, SearchSpace
 
 FAMILIES = ["plateau", "unseen", "heavy"]
@@ -372,7 +373,10 @@ def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
         return optuna.samplers.GPSampler(seed=seed)
     if base == "random":
         return optuna.samplers.RandomSampler(seed=seed)
-    kwargs = variants.get(variant, {}) if variant else None
+    kwargs = dict(variants.get(variant, {})) if variant else None
+    if kwargs and isinstance(kwargs.get("acquisition"), dict):  # {"name": {its kwargs}}
+        ((name, acq_kwargs),) = kwargs["acquisition"].items()
+        kwargs["acquisition"] = ACQUISITIONS[name](**acq_kwargs)
     algorithm = "auto" if base == "privtune" else base  # "tgp", "ata", "moma": privtune's too
     if setting == "none":
         return PrivateGPUCBSampler(algorithm, seed=seed, optimizer_kwargs=kwargs)

@@ -69,11 +69,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import linalg, optimize, stats
 from threadpoolctl import threadpool_limits
 
 from .cube import Block, check_layout
-from .kernels import ARDMatern52
+from .kernels import ARDMatern52, kumaraswamy, kumaraswamy_grads
 
 __all__ = [
     "REFIT_EVERY_TELL_UNTIL",
@@ -81,6 +81,7 @@ __all__ = [
     "GaussianProcess",
     "Hyperparameters",
     "MapObjective",
+    "OutputWarp",
     "Priors",
     "fit_hyperparameters",
     "refit_point",
@@ -110,6 +111,7 @@ def refit_point(n: int) -> int:
 _LOG_LS_BOUNDS = (math.log(1e-3), math.log(1e3))
 _LOG_S2_BOUNDS = (math.log(1e-6), math.log(1e3))
 _LOG_NUGGET_BOUNDS = (math.log(1e-12), math.log(1e2))
+_LOG_WARP_BOUNDS = (math.log(0.1), math.log(10.0))
 _JITTER = 1e-10
 
 
@@ -128,6 +130,9 @@ class Priors:
         ``g - min_nugget ~ Gamma(concentration, rate)``.
     min_nugget : float, default=1e-6
         The floor of the nugget ``g``.
+    warping_scale : float, default=sqrt(0.75)
+        ``ln a_b, ln c_b ~ N(0, warping_scale^2)`` for the Kumaraswamy concentrations of an
+        input-warped parameter (BoTorch's prior of its ``Warp``): centred on no warping.
     """
 
     lengthscale_loc: float = math.sqrt(2.0)
@@ -136,6 +141,7 @@ class Priors:
     nugget_concentration: float = 1.1
     nugget_rate: float = 30.0
     min_nugget: float = 1e-6
+    warping_scale: float = math.sqrt(0.75)
 
     def log_lengthscale_loc(self, n_blocks: int) -> float:
         """The prior's location of ``ln l_b`` for ``n_blocks`` parameters."""
@@ -202,9 +208,10 @@ def _standardisation(y: np.ndarray) -> tuple[float, float]:
 class MapObjective:
     """The negative log posterior of the hyperparameters and its gradient (up to constants).
 
-    ``theta = (ln l_1, ..., ln l_G, ln s2, ln(g - g_min))``; the constant mean is profiled out
-    (its generalised-least-squares value given ``theta``), so by the envelope theorem the
-    gradient at fixed ``c`` is the profile's gradient.
+    ``theta = (ln l_1, ..., ln l_G, ln s2, ln(g - g_min))``, followed by ``(ln a_b, ln c_b)``
+    for each input-warped block ``b``; the constant mean is profiled out (its
+    generalised-least-squares value given ``theta``), so by the envelope theorem the gradient
+    at fixed ``c`` is the profile's gradient.
 
     Parameters
     ----------
@@ -218,10 +225,20 @@ class MapObjective:
     nugget_weight : ndarray of shape (n,), optional
         Multiplies the nugget per reward, ``g m_i`` (the Student-t likelihood's scale mixture,
         :class:`GaussianProcess` with ``student_t_df``); default all 1.
+    warp : tuple of int, default=()
+        The blocks whose coordinate is input-warped (:func:`privtune.kernels.kumaraswamy`),
+        their concentrations fitted with the rest.
     """
 
     def __init__(
-        self, X, z, vz, layout: tuple[Block, ...], priors: Priors, nugget_weight=None
+        self,
+        X,
+        z,
+        vz,
+        layout: tuple[Block, ...],
+        priors: Priors,
+        nugget_weight=None,
+        warp: tuple[int, ...] = (),
     ) -> None:
         self.z = np.asarray(z, dtype=float)
         self.vz = np.asarray(vz, dtype=float)
@@ -229,9 +246,22 @@ class MapObjective:
         self.priors = priors
         self.G = len(layout)
         self.n = self.z.size
-        # per-block squared distances, (G, n * n): computed once per fit
+        self.warp = tuple(warp)
+        # each warped block's raw coordinate
+        self.columns = [np.asarray(X, dtype=float)[:, layout[b].start] for b in self.warp]
+        # per-block squared distances, (G, n * n): computed once per fit (a warped block's
+        # row at each evaluation)
         self.D = ARDMatern52((1.0,) * self.G, layout).block_sq_dists(X).reshape(self.G, -1)
         self.loc = priors.log_lengthscale_loc(self.G)
+
+    def warping(self, theta: np.ndarray) -> tuple[tuple[float, float] | None, ...]:
+        """The kernel's ``warping`` of ``theta`` (empty without warped blocks)."""
+        if not self.warp:
+            return ()
+        out: list[tuple[float, float] | None] = [None] * self.G
+        for j, b in enumerate(self.warp):
+            out[b] = (math.exp(theta[self.G + 2 + 2 * j]), math.exp(theta[self.G + 3 + 2 * j]))
+        return tuple(out)
 
     def unpack(self, theta: np.ndarray) -> tuple[np.ndarray, float, float]:
         """Lengthscales, signal variance and nugget of ``theta``."""
@@ -242,7 +272,16 @@ class MapObjective:
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         G, n, z, priors = self.G, self.n, self.z, self.priors
         ls, s2, g = self.unpack(theta)
-        S2 = (self.D.T @ (1.0 / ls**2)).reshape(n, n)
+        D, warped = self.D, []
+        if self.warp:
+            D = D.copy()
+            warping = self.warping(theta)
+            for b, x in zip(self.warp, self.columns, strict=True):
+                a_b, c_b = warping[b]  # type: ignore[misc]
+                w = kumaraswamy(x, a_b, c_b)
+                D[b] = ((w[:, None] - w[None, :]) ** 2).ravel()
+                warped.append((b, x, w, a_b, c_b))
+        S2 = (D.T @ (1.0 / ls**2)).reshape(n, n)
         M = ARDMatern52.from_sq_dist(S2)
         K = s2 * M
         K[np.diag_indices(n)] += self.vz + g * self.m + _JITTER
@@ -256,8 +295,9 @@ class MapObjective:
         a = Kinv @ (z - c)
         nll = 0.5 * float((z - c) @ a) + float(np.sum(np.log(np.diag(Lc))))
         W = Kinv - np.outer(a, a)
+        A = W * ARDMatern52.d_sq_dist(S2)  # d nll / d S2 is s2 A / 2
         grad = np.empty_like(theta)
-        grad[:G] = -(s2 / ls**2) * (self.D @ (W * ARDMatern52.d_sq_dist(S2)).ravel())
+        grad[:G] = -(s2 / ls**2) * (D @ A.ravel())
         grad[G] = 0.5 * s2 * float(np.sum(W * M))
         gg = g - priors.min_nugget
         grad[G + 1] = 0.5 * gg * float(np.diagonal(W) @ self.m)
@@ -270,6 +310,17 @@ class MapObjective:
         a_g, b_g = priors.nugget_concentration, priors.nugget_rate
         nll += -(a_g - 1.0) * math.log(gg) + b_g * gg
         grad[G + 1] += (-(a_g - 1.0) / gg + b_g) * gg
+        # a warped block: D_b[i, k] = (w_i - w_k)^2, so sum_ik A_ik dD_b[i, k] is
+        # 4 (sum_i w_i w'_i (A 1)_i - w' A w)
+        r = A.sum(axis=1) if warped else None
+        for j, (b, x, w, a_b, c_b) in enumerate(warped):
+            pair = (G + 2 + 2 * j, G + 3 + 2 * j)
+            for k, dw in zip(pair, kumaraswamy_grads(x, a_b, c_b), strict=True):
+                grad[k] = 2.0 * s2 / ls[b] ** 2 * (float(np.sum(w * dw * r)) - float(dw @ A @ w))
+        if warped:
+            t_w = theta[G + 2 :]
+            nll += float(t_w @ t_w) / (2.0 * priors.warping_scale**2)
+            grad[G + 2 :] += t_w / priors.warping_scale**2
         return nll, grad
 
 
@@ -281,6 +332,7 @@ def fit_hyperparameters(
     *,
     priors: Priors | None = None,
     nugget_weight: np.ndarray | None = None,
+    input_warping: bool = False,
 ) -> Hyperparameters:
     """Maximum a posteriori hyperparameters of the ARD Matérn-5/2 surrogate.
 
@@ -296,6 +348,9 @@ def fit_hyperparameters(
     priors : Priors, optional
     nugget_weight : ndarray of shape (n,), optional
         Per-reward multipliers of the nugget (see :class:`MapObjective`).
+    input_warping : bool, default=False
+        Also fit a Kumaraswamy warp of every real and discrete parameter (each fit starts
+        unwarped).
 
     Returns
     -------
@@ -315,17 +370,24 @@ def fit_hyperparameters(
     shift, scale = _standardisation(y)
     z = (y - shift) / scale
     vz = np.asarray(noise_var, dtype=float) / scale**2
-    objective = MapObjective(X, z, vz, layout, priors, nugget_weight)
+    warp = (
+        tuple(b for b, block in enumerate(layout) if block.kind != "categorical")
+        if input_warping
+        else ()
+    )
+    objective = MapObjective(X, z, vz, layout, priors, nugget_weight, warp)
     g_min = priors.min_nugget
     n = y.size
 
     bounds = [_LOG_LS_BOUNDS] * G + [_LOG_S2_BOUNDS, _LOG_NUGGET_BOUNDS]
+    bounds += [_LOG_WARP_BOUNDS] * (2 * len(warp))
     lo, hi = np.array(bounds).T
 
     def pack(h: Hyperparameters) -> np.ndarray:
         ls = np.asarray(h.kernel.lengthscales, dtype=float)
         g = max(h.nugget - g_min, 1e-10)
-        return np.clip(np.concatenate([np.log(ls), [math.log(h.signal_var), math.log(g)]]), lo, hi)
+        theta = [np.log(ls), [math.log(h.signal_var), math.log(g)], np.zeros(2 * len(warp))]
+        return np.clip(np.concatenate(theta), lo, hi)
 
     prior_mode = default_hyperparameters(layout, priors)
     mode = pack(prior_mode)
@@ -354,12 +416,75 @@ def fit_hyperparameters(
     if best_theta is None or best_value >= 1e24:
         return replace(prior_mode, shift=shift, scale=scale, mean=0.0)  # the data mean
     ls, s2, g = objective.unpack(best_theta)
-    fitted = Hyperparameters(kernel.with_lengthscales(ls), s2, g, 0.0, shift, scale)
+    fitted = Hyperparameters(
+        kernel.with_lengthscales(ls, objective.warping(best_theta)), s2, g, 0.0, shift, scale
+    )
     # c given the fitted parameters (the profiled GLS mean)
     K = s2 * fitted.kernel(X)
     K[np.diag_indices(n)] += objective.vz + g * objective.m + _JITTER
     Kinv1 = linalg.cho_solve(linalg.cho_factor(K, lower=True), np.column_stack([np.ones(n), z]))
     return replace(fitted, mean=float(Kinv1[:, 1].sum() / Kinv1[:, 0].sum()))
+
+
+@dataclass(frozen=True)
+class OutputWarp:
+    """A monotone map of rewards, ``t = YJ_lambda((y - mu) / sigma)`` (Yeo & Johnson 2000),
+    fitted to the rewards so that ``t`` is as close to normal as the family allows: the power
+    transform of HEBO (Cowen-Rivers et al. 2022), for skewed scores such as an accuracy with a
+    chance-level floor and a thin good region.
+
+    ``lam`` is the maximum-likelihood value (:func:`scipy.stats.yeojohnson_normmax`) restricted
+    to ``[0, 2]``, where the transform and its inverse are defined on the whole line.
+
+    Parameters
+    ----------
+    mu, sigma : float
+        The standardisation before the transform.
+    lam : float
+        The Yeo-Johnson exponent (1: the identity).
+    """
+
+    mu: float
+    sigma: float
+    lam: float
+
+    @classmethod
+    def fit(cls, y: np.ndarray) -> OutputWarp:
+        """The warp of rewards ``y`` (at least three distinct values; the identity otherwise)."""
+        mu, sigma = _standardisation(y)
+        u = (y - mu) / sigma
+        if y.size < 3 or np.ptp(u) <= 0.0:
+            return cls(mu, sigma, 1.0)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lam = float(stats.yeojohnson_normmax(u))
+        return cls(mu, sigma, float(np.clip(lam, 0.0, 2.0)) if math.isfinite(lam) else 1.0)
+
+    def forward(self, y) -> np.ndarray:
+        """``t`` of rewards ``y``."""
+        return stats.yeojohnson((np.asarray(y, dtype=float) - self.mu) / self.sigma, self.lam)
+
+    def inverse(self, t) -> np.ndarray:
+        """The reward of ``t``."""
+        t = np.asarray(t, dtype=float)
+        lam, pos = self.lam, t >= 0.0
+        u = np.empty_like(t)
+        tp, tn = t[pos], t[~pos]
+        u[pos] = np.expm1(tp) if lam == 0.0 else (lam * tp + 1.0) ** (1.0 / lam) - 1.0
+        u[~pos] = (
+            -np.expm1(-tn) if lam == 2.0 else 1.0 - (1.0 - (2.0 - lam) * tn) ** (1.0 / (2.0 - lam))
+        )
+        return self.mu + self.sigma * u
+
+    def slope(self, t) -> np.ndarray:
+        """``d y / d t`` at ``t``: the delta method's factor of a variance in ``t`` units."""
+        t = np.asarray(t, dtype=float)
+        lam, pos = self.lam, t >= 0.0
+        g = np.empty_like(t)
+        g[pos] = (lam * t[pos] + 1.0) ** (1.0 / lam - 1.0) if lam else np.exp(t[pos])
+        k = 2.0 - lam
+        g[~pos] = (1.0 - k * t[~pos]) ** (1.0 / k - 1.0) if k else np.exp(-t[~pos])
+        return self.sigma * g
 
 
 @dataclass
@@ -408,6 +533,16 @@ class GaussianProcess:
         where ``e_i`` is the reward's residual from the posterior of ``f`` (so an outlier's
         weight falls and it stops pulling the model), and a reward told after the fit gets its
         ``m_i`` from its residual to the model before it. Fitted only (``fit=True``).
+    input_warping : bool, default=False
+        Fit a Kumaraswamy warp of each real and discrete parameter with the other
+        hyperparameters (:class:`~privtune.kernels.ARDMatern52`'s ``warping``). The warp acts
+        on the inputs only, so the known noise variances keep their meaning. Fitted only.
+    output_warping : bool, default=False
+        Model the rewards through an :class:`OutputWarp` fitted at each refit (a power
+        transform towards normality). Exact rewards only: a known noise variance would not
+        keep its meaning in the warped units, so a reward with one is refused. Posterior means
+        come back in reward units through the inverse warp (the median of the predictive
+        distribution) and variances by the delta method. Fitted only.
 
     Examples
     --------
@@ -428,11 +563,20 @@ class GaussianProcess:
         fit: bool = False,
         priors: Priors | None = None,
         student_t_df: float | None = None,
+        input_warping: bool = False,
+        output_warping: bool = False,
     ) -> None:
         if fit and not isinstance(hyper.kernel, ARDMatern52):
             raise TypeError("a fitted GaussianProcess needs an ARDMatern52 kernel.")
         if student_t_df is not None and not (fit and student_t_df > 0):
             raise ValueError("student_t_df needs fit=True and a positive number of degrees.")
+        if input_warping and not fit:
+            raise ValueError("input_warping needs fit=True.")
+        self.input_warping = bool(input_warping)
+        if output_warping and not fit:
+            raise ValueError("output_warping needs fit=True.")
+        self.output_warping = bool(output_warping)
+        self._warp: OutputWarp | None = None  # the reward warp of the current model
         self.student_t_df = None if student_t_df is None else float(student_t_df)
         self._m = np.ones(0)  # each reward's nugget multiplier (1 under the Gaussian nugget)
         self.dim = int(dim)
@@ -456,6 +600,8 @@ class GaussianProcess:
         layout: tuple[Block, ...] | None = None,
         priors: Priors | None = None,
         student_t_df: float | None = None,
+        input_warping: bool = False,
+        output_warping: bool = False,
     ) -> GaussianProcess:
         """A fitted GP starting at the prior's mode (ARD Matérn-5/2 over ``layout``)."""
         priors = priors or Priors()
@@ -465,6 +611,8 @@ class GaussianProcess:
             fit=True,
             priors=priors,
             student_t_df=student_t_df,
+            input_warping=input_warping,
+            output_warping=output_warping,
         )
 
     @classmethod
@@ -500,7 +648,20 @@ class GaussianProcess:
     @property
     def centre(self) -> float:
         """The constant mean in reward units (0 for the fixed model)."""
-        return self.hyper.centre
+        return float(self._from_t(np.array([self.hyper.centre]))[0])
+
+    def fitted_noise_var(self) -> np.ndarray:
+        """The noise variance of each told reward that the model fitted (its nugget, times the
+        reward's multiplier), in reward units; the known variances not included."""
+        h = self.hyper
+        var = h.nugget * self._m[: self.n] * h.scale**2
+        if self._warp is None:
+            return var
+        return var * self._warp.slope(self._warp.forward(self.y)) ** 2
+
+    def _from_t(self, t: np.ndarray) -> np.ndarray:
+        """Rewards of values in the model's (warped) reward units."""
+        return t if self._warp is None else self._warp.inverse(t)
 
     @property
     def nugget_multipliers(self) -> np.ndarray:
@@ -510,6 +671,11 @@ class GaussianProcess:
 
     def add(self, x: np.ndarray, y: float, noise_var: float = 0.0) -> None:
         """Tell one reward ``y`` at ``x`` with known noise variance ``noise_var``."""
+        if self.output_warping and noise_var != 0.0:
+            raise ValueError(
+                "output_warping models exact rewards: a known noise variance would not keep "
+                "its meaning in the warped units."
+            )
         self._data.append(np.asarray(x, dtype=float), float(y), float(noise_var))
         if not self.fit:
             self._sync()  # the fixed model's factor grows now, O(n^2)
@@ -519,19 +685,29 @@ class GaussianProcess:
         target = refit_point(self.n)
         hyper = self._hyper
         m = np.ones(target)
+        warp = None
         if target:
             X, y, v = self.X[:target], self.y[:target], self.noise_var[:target]
+            if self.output_warping:
+                warp = OutputWarp.fit(y)
+                y = warp.forward(y)
             steps = STUDENT_T_EM_STEPS if self.student_t_df else 1
             with threadpool_limits(1, user_api="blas"):  # many small products: see the module
                 for step in range(steps):
                     hyper = fit_hyperparameters(
-                        X, y, v, self._hyper, priors=self.priors, nugget_weight=m
+                        X,
+                        y,
+                        v,
+                        self._hyper,
+                        priors=self.priors,
+                        nugget_weight=m,
+                        input_warping=self.input_warping,
                     )
                     if step + 1 < steps:
                         m = self._em_multipliers(hyper, X, y, v, m)
         # the new hyperparameters take effect with their factor, or not at all: a failed
         # factorisation leaves the previous model whole, and the next sync refits
-        self._factorize(hyper, m)
+        self._factorize(hyper, m, warp)
         self._n_fit = target
         self.n_fits += int(bool(target))
 
@@ -574,9 +750,15 @@ class GaussianProcess:
 
     def _z(self, y: np.ndarray) -> np.ndarray:
         h = self._hyper
-        return (y - h.shift) / h.scale - h.mean
+        t = y if self._warp is None else self._warp.forward(y)
+        return (t - h.shift) / h.scale - h.mean
 
-    def _factorize(self, h: Hyperparameters | None = None, m: np.ndarray | None = None) -> None:
+    def _factorize(
+        self,
+        h: Hyperparameters | None = None,
+        m: np.ndarray | None = None,
+        warp: OutputWarp | None = None,
+    ) -> None:
         """Factor the told rows under ``h`` (default: the current hyperparameters): every row,
         or under the Student-t likelihood the first ``len(m)``, those the multipliers ``m``
         were fitted with (the next sync extends the factor by the rest); the model's state
@@ -591,6 +773,7 @@ class GaussianProcess:
         K[np.diag_indices(n)] += noise
         L = linalg.cholesky(K, lower=True) if n else np.zeros((0, 0))
         self._hyper, self._buffer, self._L = h, L, L
+        self._warp = warp
         self._m = np.array(m, dtype=float)
         self._log_det = 2.0 * float(np.sum(np.log(np.diag(L))))
         self._log_noise = float(np.sum(np.log(noise)))
@@ -675,7 +858,7 @@ class GaussianProcess:
         h = self.hyper
         if self.n == 0:
             return np.full(Z.shape[0], h.centre)
-        return h.centre + h.scale * (h.signal_var * h.kernel(Z, self.X) @ self._alpha)
+        return self._from_t(h.centre + h.scale * (h.signal_var * h.kernel(Z, self.X) @ self._alpha))
 
     def _mean_var(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mean and variance in model units (mean without ``c``), and ``V = L^{-1} k(X, Z)``."""
@@ -695,12 +878,21 @@ class GaussianProcess:
         both = np.vstack([Z, np.reshape(z0, (1, -1))])
         mean, var, V = self._mean_var(both)
         cov = h.signal_var * h.kernel(Z, both[-1:])[:, 0] - V[:, :-1].T @ V[:, -1]
+        if self._warp is not None:  # the delta method, each value at its own slope
+            t = h.centre + h.scale * mean
+            g = self._warp.slope(t)
+            var_d = g[:-1] ** 2 * var[:-1] + g[-1] ** 2 * var[-1] - 2.0 * g[:-1] * g[-1] * cov
+            y = self._warp.inverse(t)
+            return y[:-1] - y[-1], np.maximum(var_d, 0.0) * h.scale**2
         var_d = var[:-1] + var[-1] - 2.0 * cov
         return h.scale * (mean[:-1] - mean[-1]), np.maximum(var_d, 0.0) * h.scale**2
 
     def _to_reward(self, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         h = self.hyper
-        return h.centre + h.scale * mean, np.maximum(var, 0.0) * h.scale**2
+        t, var = h.centre + h.scale * mean, np.maximum(var, 0.0) * h.scale**2
+        if self._warp is None:
+            return t, var
+        return self._warp.inverse(t), var * self._warp.slope(t) ** 2
 
     def posterior(
         self, Z: np.ndarray, P: np.ndarray | None = None, lie: float | None = None
@@ -733,7 +925,8 @@ class GaussianProcess:
         LP = linalg.cholesky(S + 1e-12 * np.eye(P.shape[0]), lower=True)
         shift = None
         if lie is not None:
-            lie_z = (lie - h.centre) / h.scale
+            lie_t = lie if self._warp is None else float(self._warp.forward(np.array([lie]))[0])
+            lie_z = (lie_t - h.centre) / h.scale
             mean_p = self._mean_var(P)[0] if n else np.zeros(P.shape[0])
             shift = linalg.solve_triangular(LP, lie_z - mean_p, lower=True)
 

@@ -23,7 +23,16 @@ from scipy.spatial import distance
 
 from .cube import Block, check_layout
 
-__all__ = ["SE", "ARDMatern52", "Kernel", "Matern", "fit_lengthscale", "make_kernel"]
+__all__ = [
+    "SE",
+    "ARDMatern52",
+    "Kernel",
+    "Matern",
+    "fit_lengthscale",
+    "kumaraswamy",
+    "kumaraswamy_grads",
+    "make_kernel",
+]
 
 _MATERN_NUS = (0.5, 1.5, 2.5)
 
@@ -35,6 +44,30 @@ def _sq_dist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     Matérn kernels take a square root, which turns a 1e-16 round-off into a 1e-8 error.
     """
     return distance.cdist(X, Y, "sqeuclidean")
+
+
+#: A warped coordinate is first moved into ``[eps, 1 - eps]`` so that its logarithms are finite.
+WARP_EPS = 1e-7
+
+
+def kumaraswamy(x: np.ndarray, a: float, c: float) -> np.ndarray:
+    """The Kumaraswamy CDF ``1 - (1 - x^a)^c`` of coordinates ``x`` in ``[0, 1]``: a monotone
+    map of the unit interval onto itself, the identity at ``a = c = 1``, that stretches one
+    end of the interval and compresses the other (Snoek et al. 2014, "Input warping for
+    Bayesian optimization of non-stationary functions", with the CDF of their Beta warping
+    replaced by the closed-form Kumaraswamy one, as in BoTorch's ``Warp``)."""
+    u = np.clip(x, 0.0, 1.0) * (1.0 - 2.0 * WARP_EPS) + WARP_EPS
+    return 1.0 - (1.0 - u**a) ** c
+
+
+def kumaraswamy_grads(x: np.ndarray, a: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """The derivatives of :func:`kumaraswamy` in ``ln a`` and ``ln c``."""
+    u = np.clip(x, 0.0, 1.0) * (1.0 - 2.0 * WARP_EPS) + WARP_EPS
+    ua = u**a
+    rest = 1.0 - ua
+    d_ln_a = c * rest ** (c - 1.0) * ua * np.log(u) * a
+    d_ln_c = -c * rest**c * np.log(rest)
+    return d_ln_a, d_ln_c
 
 
 @dataclass(frozen=True)
@@ -143,7 +176,10 @@ class ARDMatern52:
     lengthscale, and ``w_b`` is 2 for a one-hot block (two distinct choices are then at
     distance 1, as in a Hamming kernel) and 1 otherwise. A discrete parameter is measured
     between its cells' centres, like a real one. ``k(x, x) = 1``: the signal variance is the
-    surrogate's, not the kernel's.
+    surrogate's, not the kernel's. With ``warping``, the coordinate of a real or discrete
+    block ``b`` enters as its :func:`kumaraswamy` warp ``w_b(x_b)`` (input warping: the
+    kernel stays stationary in the warped coordinates, so a parameter whose effect
+    concentrates at one end of its range is modelled with one lengthscale).
 
     Parameters
     ----------
@@ -151,6 +187,10 @@ class ARDMatern52:
         One lengthscale ``l_b > 0`` per block, in units of the cube.
     layout : sequence of Block
         The blocks; their widths sum to the dimension.
+    warping : sequence of (float, float) or None, default=()
+        Empty (no warping), or one entry per block: the Kumaraswamy concentrations
+        ``(a_b, c_b)`` of a warped block, ``None`` for one that is not warped (a categorical
+        block is never warped).
 
     Examples
     --------
@@ -163,6 +203,7 @@ class ARDMatern52:
 
     lengthscales: tuple[float, ...]
     layout: tuple[Block, ...]
+    warping: tuple[tuple[float, float] | None, ...] = ()
     _scale: np.ndarray = field(init=False, repr=False, compare=False)  # set by __post_init__
 
     def __post_init__(self) -> None:
@@ -177,6 +218,13 @@ class ARDMatern52:
         check_layout(layout, layout[-1].stop if layout else 0)
         object.__setattr__(self, "lengthscales", tuple(float(v) for v in ls))
         object.__setattr__(self, "layout", layout)
+        warping = tuple(None if w is None else (float(w[0]), float(w[1])) for w in self.warping)
+        if warping and len(warping) != len(layout):
+            raise ValueError(f"warping must be empty or have one entry per block ({len(layout)}).")
+        for block, w in zip(layout, warping, strict=False):
+            if w is not None and (block.kind == "categorical" or not (w[0] > 0 and w[1] > 0)):
+                raise ValueError("a warped block is real or discrete, with concentrations > 0.")
+        object.__setattr__(self, "warping", warping)
         dim = layout[-1].stop
         scale = np.empty(dim)
         for block, l_b in zip(layout, ls, strict=True):
@@ -188,10 +236,11 @@ class ARDMatern52:
             isinstance(other, ARDMatern52)
             and self.lengthscales == other.lengthscales
             and self.layout == other.layout
+            and self.warping == other.warping
         )
 
     def __hash__(self) -> int:
-        return hash((self.lengthscales, self.layout))
+        return hash((self.lengthscales, self.layout, self.warping))
 
     @property
     def dim(self) -> int:
@@ -210,17 +259,29 @@ class ARDMatern52:
         r = np.sqrt(5.0 * s2)
         return -(5.0 / 6.0) * (1.0 + r) * np.exp(-r)
 
+    def warp(self, X: np.ndarray) -> np.ndarray:
+        """The points as the kernel sees them: ``X`` with every warped block's coordinate
+        replaced by its warp (``X`` itself without warping)."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if not self.warping:
+            return X
+        W = X.copy()
+        for block, w in zip(self.layout, self.warping, strict=True):
+            if w is not None:
+                W[:, block.start] = kumaraswamy(X[:, block.start], *w)
+        return W
+
     def sq_dist(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         """The scaled squared distances ``s2[i, j]`` between the rows of ``X`` and ``Y``."""
-        X = np.atleast_2d(np.asarray(X, dtype=float)) * self._scale
-        Y = X if Y is None else np.atleast_2d(np.asarray(Y, dtype=float)) * self._scale
+        X = self.warp(X) * self._scale
+        Y = X if Y is None else self.warp(Y) * self._scale
         return _sq_dist(X, Y)
 
     def block_sq_dists(self, X: np.ndarray) -> np.ndarray:
-        """Unscaled per-block squared distances ``||x_b - x'_b||^2 / w_b``, shape
-        ``(n_blocks, n, n)``: the derivative of ``s2`` in ``ln l_b`` is ``-2`` times block
+        """Unscaled per-block squared distances ``||x_b - x'_b||^2 / w_b`` (warped coordinates),
+        shape ``(n_blocks, n, n)``: the derivative of ``s2`` in ``ln l_b`` is ``-2`` times block
         ``b`` divided by ``l_b^2``."""
-        X = np.atleast_2d(np.asarray(X, dtype=float))
+        X = self.warp(X)
         return np.stack(
             [_sq_dist(X[:, b.slice], X[:, b.slice]) / b.hamming_weight for b in self.layout]
         )
@@ -233,9 +294,11 @@ class ARDMatern52:
         """Return ``k(x, x) = 1`` for every row of ``X``."""
         return np.ones(np.atleast_2d(X).shape[0])
 
-    def with_lengthscales(self, lengthscales) -> ARDMatern52:
-        """Return a copy with other lengthscales."""
-        return ARDMatern52(tuple(lengthscales), self.layout)
+    def with_lengthscales(self, lengthscales, warping=None) -> ARDMatern52:
+        """Return a copy with other lengthscales (and, when given, another warping)."""
+        return ARDMatern52(
+            tuple(lengthscales), self.layout, self.warping if warping is None else tuple(warping)
+        )
 
 
 _KERNEL_NAMES = {

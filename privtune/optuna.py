@@ -193,6 +193,11 @@ class PrivateGPUCBSampler(BaseSampler):
     optimizer_kwargs : dict, optional
         Constructor arguments of the optimizer overriding the tuning defaults of
         :func:`privtune.tuning.make_optimizer` (``kernel``, ``lam``, ``beta_scale``, ``k``...).
+    heavy_tailed : bool, default=False
+        Say that the objective's values have heavy-tailed noise (rare, far-off values).
+        ``algorithm="auto"`` then fits a Student-t likelihood instead of a Gaussian one, so a
+        lucky or unlucky value stops pulling the model (measured on the benchmarks page,
+        "Plateaus, unseen tasks and heavy tails"). Available with ``"auto"`` or ``"gp-ucb"``.
     warn_independent_sampling : bool, default=True
         Log Optuna's warning when a parameter is sampled independently (once per parameter).
     privacy_budget : tuple of float, optional
@@ -246,6 +251,7 @@ class PrivateGPUCBSampler(BaseSampler):
         noise_seed: int | None = None,
         independent_sampler: BaseSampler | None = None,
         optimizer_kwargs: dict[str, Any] | None = None,
+        heavy_tailed: bool = False,
         warn_independent_sampling: bool = True,
         privacy_budget: tuple[float, float] | None = None,
         n_trials: int | None = None,
@@ -270,6 +276,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self.privacy_budget, self.value_range = settings.budget, settings.value_range
         self.privacy_unit, self.privacy_model = settings.privacy_unit, settings.privacy_model
         self.optimizer_kwargs = settings.optimizer_kwargs
+        self.heavy_tailed = heavy_tailed  # checked by the engine, built below
         self.n_trials = None if self.privacy_budget is None else self.privacy_budget.n_reports
         warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
         #: The number of validation records under the record unit, read from the objective
@@ -325,6 +332,7 @@ class PrivateGPUCBSampler(BaseSampler):
             value_range=self.value_range,
             optimizer_kwargs=self.optimizer_kwargs,
             n_startup=self.n_startup_trials,
+            heavy_tailed=self.heavy_tailed,
         )
 
     def __getstate__(self) -> dict:

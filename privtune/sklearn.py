@@ -267,6 +267,7 @@ class _PrivateSearchCV(BaseSearchCV):
             optimizer_kwargs=getattr(self, "optimizer_kwargs", None),
             n_startup=getattr(self, "n_initial_points", 0),
             budget=self.n_iter,
+            heavy_tailed=getattr(self, "heavy_tailed", False),
         )
         self.algorithm_ = f.engine.algorithm
         warn_repeated_plays(self.algorithm_, self.epsilon_, stacklevel=5)
@@ -603,6 +604,12 @@ default="auto"
     optimizer_kwargs : dict, optional
         Overrides of the optimizer's tuning defaults (see
         :func:`privtune.tuning.make_optimizer`).
+    heavy_tailed : bool, default=False
+        Say that the scores have heavy-tailed noise (rare, far-off values: an unstable
+        estimator, a small or unbalanced validation set). ``algorithm="auto"`` then fits a
+        Student-t likelihood instead of a Gaussian one, so a lucky or unlucky score stops
+        pulling the model; measured on the benchmarks page ("Plateaus, unseen tasks and heavy
+        tails"). Available with ``algorithm="auto"`` or ``"gp-ucb"``.
     evaluate_default : bool, default=True
         Evaluate the untuned estimator (its own values of the space's parameters) first, so
         that it is among the candidates the pick is chosen from and tuning never loses it;
@@ -733,6 +740,7 @@ default="auto"
         ],
         "n_initial_points": [Interval(numbers.Integral, 0, None, closed="left")],
         "optimizer_kwargs": [dict, None],
+        "heavy_tailed": ["boolean"],
     }
 
     def __init__(
@@ -756,6 +764,7 @@ default="auto"
         random_state=None,
         noise_random_state=None,
         optimizer_kwargs: dict | None = None,
+        heavy_tailed: bool = False,
         evaluate_default: bool = True,
         verbose: int = 0,
         error_score=np.nan,
@@ -789,6 +798,7 @@ default="auto"
         self.random_state = random_state
         self.noise_random_state = noise_random_state
         self.optimizer_kwargs = optimizer_kwargs
+        self.heavy_tailed = heavy_tailed
         self.evaluate_default = evaluate_default
         self.privacy_unit = privacy_unit
         self.validation_fraction = validation_fraction

@@ -52,6 +52,7 @@ __all__ = [
     "TunerSettings",
     "TuningEngine",
     "check_algorithm",
+    "check_heavy_tailed",
     "laplace_noise_var",
     "make_curator",
     "make_optimizer",
@@ -213,6 +214,21 @@ def _qff_beta(optimizer_kwargs: dict[str, Any] | None) -> float:
     return float(kwargs.get("privacy_beta", kwargs.get("beta", QFF_DEFAULT_BETA)))
 
 
+def check_heavy_tailed(heavy_tailed, algorithm: str) -> bool:
+    """Validate ``heavy_tailed``: a bool, and True only for ``"gp-ucb"`` (the algorithm
+    ``"auto"`` resolves to), whose Student-t likelihood measured best on heavy-tailed scores;
+    TGP-, ATA- and MoMA-GP-UCB handle heavy tails their own way, by truncation and medians."""
+    if not isinstance(heavy_tailed, (bool, np.bool_)):
+        raise TypeError(f"heavy_tailed must be a bool, got {heavy_tailed!r}.")
+    if heavy_tailed and algorithm != "gp-ucb":
+        raise ValueError(
+            f"heavy_tailed=True chooses gp-ucb's Student-t likelihood; algorithm={algorithm!r} "
+            "has its own treatment of heavy tails (or none). Use algorithm='auto' or 'gp-ucb' "
+            "with heavy_tailed=True, or this algorithm without it."
+        )
+    return bool(heavy_tailed)
+
+
 def make_optimizer(
     algorithm: str,
     dim: int,
@@ -224,6 +240,7 @@ def make_optimizer(
     budget: int | None = None,
     noise_seed: int | None = None,
     layout: tuple[Block, ...] | None = None,
+    heavy_tailed: bool = False,
 ) -> BaseOptimizer:
     """The optimizer of ``algorithm`` with the tuning defaults of its registry entry.
 
@@ -285,6 +302,10 @@ def make_optimizer(
     layout : tuple of privtune.cube.Block, optional
         The search space's ``layout`` (one lengthscale per parameter, enumeration of discrete
         and categorical ones); default: every coordinate a real parameter.
+    heavy_tailed : bool, default=False
+        The scores have heavy-tailed noise: ``"gp-ucb"`` takes a Student-t likelihood
+        (:data:`privtune.registry.HEAVY_TAILED_DF` degrees of freedom); the other algorithms
+        refuse it (:func:`check_heavy_tailed`).
 
     Returns
     -------
@@ -292,8 +313,11 @@ def make_optimizer(
     """
     spec = REGISTRY[check_algorithm(algorithm)]
     check_optimizer_kwargs(algorithm, optimizer_kwargs)
+    check_heavy_tailed(heavy_tailed, algorithm)
     overrides = dict(optimizer_kwargs or {})
-    setting = BuildSetting(int(dim), epsilon, spec.privacy_model(epsilon), budget)
+    setting = BuildSetting(
+        int(dim), epsilon, spec.privacy_model(epsilon), budget, bool(heavy_tailed)
+    )
     kwargs = spec.defaults(setting, overrides)
     kwargs.update(seed=seed, snap=snap)
     if spec.takes_layout:
@@ -612,6 +636,8 @@ class TuningEngine:
     budget : int, optional
         The number of evaluations, when known (the ``horizon`` of GO-UCB and the qff
         algorithms).
+    heavy_tailed : bool, default=False
+        The scores have heavy-tailed noise (see :func:`make_optimizer`).
 
     Examples
     --------
@@ -636,9 +662,11 @@ class TuningEngine:
         optimizer_kwargs: dict[str, Any] | None = None,
         n_startup: int = 10,
         budget: int | None = None,
+        heavy_tailed: bool = False,
     ) -> None:
         self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
         self.algorithm = resolve_algorithm(algorithm, self.epsilon)
+        self.heavy_tailed = check_heavy_tailed(heavy_tailed, self.algorithm)
         self.spec = REGISTRY[self.algorithm]
         self.privacy = self.spec.privacy_model(self.epsilon)
         self.value_range = None if value_range is None else _check_value_range(value_range)
@@ -683,6 +711,7 @@ class TuningEngine:
             budget=self.budget,
             noise_seed=noise_seed,
             layout=space.layout,
+            heavy_tailed=self.heavy_tailed,
         )
 
     def sync(

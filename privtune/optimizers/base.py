@@ -741,6 +741,15 @@ class KernelOptimizer(BaseOptimizer):
         With the fitted surrogate, a Student-t likelihood with this many degrees of freedom for
         the noise the known variances do not explain (heavy-tailed scores; see
         :class:`privtune.gp.GaussianProcess`). Default: the Gaussian nugget.
+    input_warping : bool, default=False
+        With the fitted surrogate, fit a Kumaraswamy warp of each real and discrete parameter
+        with the model (for parameters whose effect concentrates at one end of their range).
+        It acts on the inputs, so it is valid with and without privacy.
+    output_warping : bool, default=False
+        With the fitted surrogate and exact rewards (``noise_var=0``), model the rewards
+        through a power transform fitted with the model
+        (:class:`privtune.gp.OutputWarp`), for skewed scores. Refused with a known noise
+        variance (privacy): the curator's variance would not keep its meaning in warped units.
     **kwargs
         ``epsilon``, ``beta_scale``, ``seed``, ``snap``, ``layout``, ``noise_var``,
         ``acquisition``, ... as in :class:`BaseOptimizer`.
@@ -759,6 +768,8 @@ class KernelOptimizer(BaseOptimizer):
         surrogate: str = "fixed",
         priors: Priors | None = None,
         student_t_df: float | None = None,
+        input_warping: bool = False,
+        output_warping: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(dim, **kwargs)
@@ -784,6 +795,21 @@ class KernelOptimizer(BaseOptimizer):
         self.student_t_df = (
             None if student_t_df is None else check_float("student_t_df", student_t_df, low=0.0)
         )
+        if not isinstance(input_warping, (bool, np.bool_)):
+            raise TypeError(f"input_warping must be a bool, got {input_warping!r}.")
+        if input_warping and surrogate != "fitted":
+            raise ValueError('input_warping needs the fitted surrogate (surrogate="fitted").')
+        self.input_warping = bool(input_warping)
+        if not isinstance(output_warping, (bool, np.bool_)):
+            raise TypeError(f"output_warping must be a bool, got {output_warping!r}.")
+        if output_warping and (surrogate != "fitted" or self.noise_var != 0.0):
+            raise ValueError(
+                'output_warping needs the fitted surrogate (surrogate="fitted") and exact '
+                "rewards (noise_var=0): under privacy the curator's known noise variance would "
+                "not keep its meaning in warped units. Use input_warping, which is valid with "
+                "privacy."
+            )
+        self.output_warping = bool(output_warping)
 
     def _after_observe(self) -> None:
         if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:

@@ -44,7 +44,12 @@ class _ExactGPOptimizer(KernelOptimizer):
     def _new_gp(self) -> GaussianProcess:
         if self.surrogate == "fitted":
             return GaussianProcess.fitted(
-                self.dim, self.layout, self.priors, student_t_df=self.student_t_df
+                self.dim,
+                self.layout,
+                self.priors,
+                student_t_df=self.student_t_df,
+                input_warping=self.input_warping,
+                output_warping=self.output_warping,
             )
         return GaussianProcess.fixed(self.dim, self.kernel, self.lam)
 
@@ -82,8 +87,7 @@ class _ExactGPOptimizer(KernelOptimizer):
     def fitted_noise_var(self) -> np.ndarray | None:
         if self.surrogate != "fitted" or self.t < 2:
             return None
-        h = self._gp.hyper
-        return h.nugget * self._gp.nugget_multipliers * h.scale**2
+        return self._gp.fitted_noise_var()
 
     def _rebuild(self) -> None:
         self._gp = self._new_gp()
