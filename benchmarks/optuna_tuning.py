@@ -117,9 +117,15 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict:
 
 
 def make_sampler(
-    name: str, eps: str, seed: int, optimizer_kwargs: dict | None = None
+    name: str,
+    eps: str,
+    seed: int,
+    optimizer_kwargs: dict | None = None,
+    noise_seed: int | None = None,
 ) -> optuna.samplers.BaseSampler:
-    """The sampler ``name`` of a run: Optuna's, or privtune's in the setting ``eps``."""
+    """The sampler ``name`` of a run: Optuna's (``"tpe"``, ``"gp"``, ``"random-optuna"``), or
+    privtune's algorithm ``name`` in the setting ``eps`` (its curator's noise seeded with
+    ``noise_seed``, default ``10000 + seed``)."""
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
@@ -133,7 +139,7 @@ def make_sampler(
         epsilon=float(eps),
         value_range=(0.0, 1.0),
         seed=seed,
-        noise_seed=10_000 + seed,
+        noise_seed=10_000 + seed if noise_seed is None else noise_seed,
         optimizer_kwargs=optimizer_kwargs,
     )
 

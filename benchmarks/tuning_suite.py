@@ -21,9 +21,11 @@ trial number). The heavy tasks have their own noise; a pick is credited with the
 noise-free value.
 
 Methods: ``privtune`` (``PrivateGPUCBSampler()``, the default algorithm), ``tpe``, ``gp``
-(Optuna's ``GPSampler``, needs torch), ``random``; ``tgp``, ``ata`` and ``moma`` (privtune's
-sampler with those algorithms); a variant of privtune's engine is ``privtune:NAME`` with
-``--variant NAME='{"optimizer_kwarg": value}'``. privtune picks with
+(Optuna's ``GPSampler``, needs torch), ``random``; ``hebo`` (HEBO behind an Optuna sampler,
+:mod:`benchmarks.hebo_sampler`; installed separately, skipped without it); ``tgp``, ``ata``
+and ``moma`` (privtune's sampler with those algorithms); a variant of privtune's engine is
+``privtune:NAME`` with ``--variant NAME='{"optimizer_kwarg": value}'`` (an acquisition with
+arguments as ``{"acquisition": {"logei": {"incumbent": "observed"}}}``). privtune picks with
 ``recommend_trial`` (the posterior-mean rule); Optuna's samplers with ``study.best_trial`` (with
 noise: the largest released value, what a user of them gets).
 
@@ -83,7 +85,8 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from benchmarks import harness
-from benchmarks.optuna_tuning import suggest
+from benchmarks.hebo_sampler import HEBOSampler, hebo_available
+from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.acquisition import ACQUISITIONS
 from privtune.space import Categorical, Integer, Real, SearchSpace
@@ -366,28 +369,19 @@ def _noise_rng(seed: int, task: str, number: int) -> np.random.Generator:
 
 
 def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
+    """The sampler of ``method`` (see the module) in ``setting``: Optuna's and privtune's as
+    the tuning benchmark builds them (:func:`benchmarks.optuna_tuning.make_sampler`), the
+    curator's noise seeded with ``30000 + seed``."""
     base, _, variant = method.partition(":")
-    if base == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
-    if base == "gp":
-        return optuna.samplers.GPSampler(seed=seed)
-    if base == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
+    if base == "hebo":
+        return HEBOSampler(seed=seed)
     kwargs = dict(variants.get(variant, {})) if variant else None
     if kwargs and isinstance(kwargs.get("acquisition"), dict):  # {"name": {its kwargs}}
         ((name, acq_kwargs),) = kwargs["acquisition"].items()
         kwargs["acquisition"] = ACQUISITIONS[name](**acq_kwargs)
-    algorithm = "auto" if base == "privtune" else base  # "tgp", "ata", "moma": privtune's too
-    if setting == "none":
-        return PrivateGPUCBSampler(algorithm, seed=seed, optimizer_kwargs=kwargs)
-    return PrivateGPUCBSampler(
-        algorithm,
-        epsilon=float(setting),
-        value_range=(0.0, 1.0),
-        seed=seed,
-        noise_seed=30_000 + seed,
-        optimizer_kwargs=kwargs,
-    )
+    # "privtune" is the default algorithm; "tgp", "ata", "moma" privtune's others
+    name = {"privtune": "auto", "random": "random-optuna"}.get(base, base)
+    return make_sampler(name, setting, seed, kwargs, noise_seed=30_000 + seed)
 
 
 def run_one(
@@ -458,6 +452,8 @@ def _runs(args: argparse.Namespace):
         if family == "heavy" and setting != "none":
             continue  # the heavy tasks carry their own noise
         if method == "gp" and not harness.gp_sampler_available():
+            continue
+        if method == "hebo" and not hebo_available():
             continue
         for name, task in TASKS.items():
             if task.family != family or (args.tasks and name not in args.tasks):

@@ -48,6 +48,13 @@ contending for the cores (with each other or with the cross-validation running b
 made a fit at 300 rewards five times slower (two starts: 6.3 s against 1.2 s, on two cores with
 the other core busy).
 
+**Options of the fitted model.** ``student_t_df``: a Student-t likelihood for the noise the
+known variances do not explain (heavy-tailed scores), as a scale mixture fitted by
+expectation-maximisation. ``input_warping``: each real and discrete parameter enters ``k``
+through a Kumaraswamy CDF whose two concentrations are fitted with the rest
+(``ln a, ln c ~ N(0, 0.75)``). ``output_warping``: ``y`` is modelled through a Yeo-Johnson
+transform fitted at each refit (:class:`OutputWarp`; exact rewards only).
+
 **Fixed** (``fit=False``): the papers' model, the hyperparameters as given and never changed:
 zero mean, ``s2 = 1``, no standardisation and a noise variance ``lam`` (``nugget=lam``).
 
@@ -69,7 +76,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy import linalg, optimize, stats
+from scipy import linalg, optimize
 from threadpoolctl import threadpool_limits
 
 from .cube import Block, check_layout
@@ -455,6 +462,8 @@ class OutputWarp:
         u = (y - mu) / sigma
         if y.size < 3 or np.ptp(u) <= 0.0:
             return cls(mu, sigma, 1.0)
+        from scipy import stats  # on first use: ``import privtune`` stays light
+
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lam = float(stats.yeojohnson_normmax(u))
@@ -462,6 +471,8 @@ class OutputWarp:
 
     def forward(self, y) -> np.ndarray:
         """``t`` of rewards ``y``."""
+        from scipy import stats
+
         return stats.yeojohnson((np.asarray(y, dtype=float) - self.mu) / self.sigma, self.lam)
 
     def inverse(self, t) -> np.ndarray:

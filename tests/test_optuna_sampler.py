@@ -544,18 +544,25 @@ def test_recommend_keeps_an_enqueued_baseline_unless_beaten():
     def f(trial):
         return 1.0 - (trial.suggest_float("x", 0.0, 1.0) - 0.3) ** 2
 
-    # epsilon = 0.05 on scores in [0, 1]: noise of standard deviation 28, 20 trials cannot
-    # show anything better than the enqueued trial with probability 0.95. The noise is fixed
-    # (noise_seed, study name): with fresh noise about one run in ten draws noise under which
-    # a truly better configuration (f(0.9) = 0.64) does reach 0.95 and replaces it.
-    sampler = PrivateGPUCBSampler(
-        "gp-ucb", epsilon=0.05, value_range=(0.0, 1.0), seed=0, noise_seed=0
-    )
-    study = optuna.create_study(sampler=sampler, direction="maximize", study_name="baseline")
-    study.enqueue_trial({"x": 0.9})
-    study.optimize(sampler.privatize(f), n_trials=20)
-    assert sampler.recommend(study, baseline=0) == {"x": 0.9}
-    assert sampler.recommend_trial(study, baseline=0).number == 0
+    # epsilon = 0.05 on scores in [0, 1]: noise of standard deviation 28, under which 20 trials
+    # rarely show anything better than the enqueued trial with probability 0.95. Over 10 noise
+    # seeds the baseline was kept in 8 (the default acquisition) and 10 (UCB); the two
+    # replacements were truly better configurations (f = 0.95 against f(0.9) = 0.64). The test
+    # asks for at least 7 of 10 kept, and that a replacement is never worse than the baseline.
+    kept = 0
+    for seed in range(10):
+        sampler = PrivateGPUCBSampler(
+            "gp-ucb", epsilon=0.05, value_range=(0.0, 1.0), seed=seed, noise_seed=seed
+        )
+        study = optuna.create_study(sampler=sampler, direction="maximize", study_name="baseline")
+        study.enqueue_trial({"x": 0.9})
+        study.optimize(sampler.privatize(f), n_trials=20)
+        pick = sampler.recommend(study, baseline=0)
+        if pick == {"x": 0.9}:
+            kept += 1
+            assert sampler.recommend_trial(study, baseline=0).number == 0
+        assert f(optuna.trial.FixedTrial(pick)) >= f(optuna.trial.FixedTrial({"x": 0.9}))
+    assert kept >= 7
     # with little noise (epsilon = 1000) the better configurations replace it
     sampler = PrivateGPUCBSampler(
         "gp-ucb", epsilon=1000.0, value_range=(0.0, 1.0), seed=0, noise_seed=0
