@@ -277,7 +277,8 @@ def make_optimizer(
     privacy it maximises log expected improvement over the best released score
     (:func:`privtune.registry.private_acquisition`), which keeps exploring where a few noisy
     reports would make UCB settle. ``heavy_tailed=True`` gives it a Student-t likelihood.
-    ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning defaults instead: the papers' fixed model with a Matérn-5/2 kernel of
+    ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning defaults instead: the
+    papers' fixed model with a Matérn-5/2 kernel of
     :func:`~privtune.registry.default_lengthscale`, its single lengthscale refitted by ML-II
     at powers of two, and ``lam = 0.01`` without privacy or ``1 + 8 / epsilon^2`` with it
     (what they cost is on the benchmarks page, "The surrogate").
