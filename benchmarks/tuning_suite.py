@@ -364,14 +364,18 @@ TASKS: dict[str, Task] = {
 
 
 def _noise_rng(seed: int, task: str, number: int) -> np.random.Generator:
-    """The released score's noise at trial ``number``: the same for every method of a seed."""
+    """The released score's noise at trial ``number``: the same for every method of a seed.
+
+    privtune's sampler draws it itself: its study is named after the task and its
+    ``noise_seed`` is ``20000 + seed``, so its curator's generator for trial ``number``
+    (:func:`privtune.privacy.seeds.report_generator`) is this one."""
     return np.random.default_rng([20_000 + seed, zlib.crc32(task.encode()), number])
 
 
 def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
     """The sampler of ``method`` (see the module) in ``setting``: Optuna's and privtune's as
     the tuning benchmark builds them (:func:`benchmarks.optuna_tuning.make_sampler`), the
-    curator's noise seeded with ``30000 + seed``."""
+    curator's noise seeded with ``20000 + seed`` (:func:`_noise_rng`)."""
     base, _, variant = method.partition(":")
     if base == "hebo":
         return HEBOSampler(seed=seed)
@@ -381,7 +385,7 @@ def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
         kwargs["acquisition"] = ACQUISITIONS[name](**acq_kwargs)
     # "privtune" is the default algorithm; "tgp", "ata", "moma" privtune's others
     name = {"privtune": "auto", "random": "random-optuna"}.get(base, base)
-    return make_sampler(name, setting, seed, kwargs, noise_seed=30_000 + seed)
+    return make_sampler(name, setting, seed, kwargs, noise_seed=20_000 + seed)
 
 
 def run_one(
@@ -415,7 +419,8 @@ def run_one(
             pick = sampler.recommend_trial(study) if ours else study.best_trial
             picks[str(n)] = {"trial": pick.number, "true": true[pick.number]}
 
-    study = optuna.create_study(direction="maximize", sampler=sampler)
+    # named after the task: privtune's noise stream is keyed by it (see _noise_rng)
+    study = optuna.create_study(direction="maximize", sampler=sampler, study_name=task_name)
     if setting == "none":
         func = objective
     elif ours:

@@ -102,3 +102,28 @@ def test_under_known_noise_scores_equal_within_their_noise_fill_the_space():
     for _ in range(2):
         opt.tell(good, 2 * plateau(good) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
     assert not opt._flat()
+
+
+def test_under_privacy_the_default_leaves_a_plateau_that_ucb_stays_on():
+    """The issue's failing case under privacy: ten released scores from the plateau (per-report
+    epsilon 10 on a [0, 1] score: reward noise variance 0.08), then 30 proposals. UCB, the
+    papers' acquisition, settles on a few noisy reports: none of its proposals leaves the
+    plateau in 4 seeds (best true value 0.10 in each, measured). The private default, log-EI
+    over the best released score, keeps exploring: in 3 of the 4 seeds a proposal lands beyond
+    the plateau's jitter (best 0.18, 0.45, 0.10, 0.13, measured). The test asks for at least 2
+    of 4 against none."""
+
+    def best(seed, kwargs):
+        rng = np.random.default_rng(100 + seed)
+        opt = make_optimizer("gp-ucb", 6, seed=seed, epsilon=10.0, optimizer_kwargs=kwargs)
+        for x in _plateau_points(10, seed):
+            opt.tell(x, 2 * plateau(x) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
+        top = 0.0
+        for _ in range(30):
+            x = opt.ask()
+            top = max(top, plateau(x))
+            opt.tell(x, 2 * plateau(x) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
+        return top
+
+    assert all(best(seed, {"acquisition": "ucb"}) < 0.11 for seed in range(4))
+    assert sum(best(seed, None) > 0.11 for seed in range(4)) >= 2
