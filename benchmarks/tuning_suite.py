@@ -499,8 +499,8 @@ def summarize(args: argparse.Namespace) -> dict:
         for r in harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
         if r["seed"] in args.seeds and (not args.tasks or r["task"] in args.tasks)
     ]
-    if args.methods != METHODS:  # a selection of methods (random search is always kept)
-        rows = [r for r in rows if r["method"] in {*args.methods, "random"}]
+    # the methods asked for (random search, the reference, always)
+    rows = [r for r in rows if r["method"] in {*args.methods, "random"}]
     summary: dict = {}
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
