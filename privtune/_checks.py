@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["UNSET", "check_float", "check_int", "renamed"]
+__all__ = ["UNSET", "check_bool", "check_float", "check_int", "renamed"]
 
 
 def check_int(name: str, value, minimum: int = 1) -> int:
@@ -16,6 +16,13 @@ def check_int(name: str, value, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` as a ``bool`` (a Python or numpy bool), or a ``TypeError`` naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}.")
+    return bool(value)
 
 
 def check_float(

@@ -50,19 +50,24 @@ def _sq_dist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 WARP_EPS = 1e-7
 
 
+def _inside(x: np.ndarray) -> np.ndarray:
+    """Coordinates in ``[0, 1]`` moved into ``[WARP_EPS, 1 - WARP_EPS]``."""
+    return np.clip(x, 0.0, 1.0) * (1.0 - 2.0 * WARP_EPS) + WARP_EPS
+
+
 def kumaraswamy(x: np.ndarray, a: float, c: float) -> np.ndarray:
     """The Kumaraswamy CDF ``1 - (1 - x^a)^c`` of coordinates ``x`` in ``[0, 1]``: a monotone
     map of the unit interval onto itself, the identity at ``a = c = 1``, that stretches one
     end of the interval and compresses the other (Snoek et al. 2014, "Input warping for
     Bayesian optimization of non-stationary functions", with the CDF of their Beta warping
     replaced by the closed-form Kumaraswamy one, as in BoTorch's ``Warp``)."""
-    u = np.clip(x, 0.0, 1.0) * (1.0 - 2.0 * WARP_EPS) + WARP_EPS
+    u = _inside(x)
     return 1.0 - (1.0 - u**a) ** c
 
 
 def kumaraswamy_grads(x: np.ndarray, a: float, c: float) -> tuple[np.ndarray, np.ndarray]:
     """The derivatives of :func:`kumaraswamy` in ``ln a`` and ``ln c``."""
-    u = np.clip(x, 0.0, 1.0) * (1.0 - 2.0 * WARP_EPS) + WARP_EPS
+    u = _inside(x)
     ua = u**a
     rest = 1.0 - ua
     d_ln_a = c * rest ** (c - 1.0) * ua * np.log(u) * a

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ._checks import check_bool
 from .cube import Block
 from .optimizers import BaseOptimizer
 from .privacy.composition import PrivacyBudget
@@ -218,9 +219,7 @@ def check_heavy_tailed(heavy_tailed, algorithm: str) -> bool:
     """Validate ``heavy_tailed``: a bool, and True only for ``"gp-ucb"`` (the algorithm
     ``"auto"`` resolves to), whose Student-t likelihood measured best on heavy-tailed scores;
     TGP-, ATA- and MoMA-GP-UCB handle heavy tails their own way, by truncation and medians."""
-    if not isinstance(heavy_tailed, (bool, np.bool_)):
-        raise TypeError(f"heavy_tailed must be a bool, got {heavy_tailed!r}.")
-    if heavy_tailed and algorithm != "gp-ucb":
+    if check_bool("heavy_tailed", heavy_tailed) and algorithm != "gp-ucb":
         raise ValueError(
             f"heavy_tailed=True chooses gp-ucb's Student-t likelihood; algorithm={algorithm!r} "
             "has its own treatment of heavy tails (or none). Use algorithm='auto' or 'gp-ucb' "

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
-from .._checks import check_float, check_int
+from .._checks import check_bool, check_float, check_int
 from ..acquisition import (
     RAW_SAMPLING,
     Acquisition,
@@ -795,21 +795,17 @@ class KernelOptimizer(BaseOptimizer):
         self.student_t_df = (
             None if student_t_df is None else check_float("student_t_df", student_t_df, low=0.0)
         )
-        if not isinstance(input_warping, (bool, np.bool_)):
-            raise TypeError(f"input_warping must be a bool, got {input_warping!r}.")
-        if input_warping and surrogate != "fitted":
+        self.input_warping = check_bool("input_warping", input_warping)
+        if self.input_warping and surrogate != "fitted":
             raise ValueError('input_warping needs the fitted surrogate (surrogate="fitted").')
-        self.input_warping = bool(input_warping)
-        if not isinstance(output_warping, (bool, np.bool_)):
-            raise TypeError(f"output_warping must be a bool, got {output_warping!r}.")
-        if output_warping and (surrogate != "fitted" or self.noise_var != 0.0):
+        self.output_warping = check_bool("output_warping", output_warping)
+        if self.output_warping and (surrogate != "fitted" or self.noise_var != 0.0):
             raise ValueError(
                 'output_warping needs the fitted surrogate (surrogate="fitted") and exact '
                 "rewards (noise_var=0): under privacy the curator's known noise variance would "
                 "not keep its meaning in warped units. Use input_warping, which is valid with "
                 "privacy."
             )
-        self.output_warping = bool(output_warping)
 
     def _after_observe(self) -> None:
         if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
