@@ -139,7 +139,7 @@ class Priors:
         The floor of the nugget ``g``.
     warping_scale : float, default=sqrt(0.75)
         ``ln a_b, ln c_b ~ N(0, warping_scale^2)`` for the Kumaraswamy concentrations of an
-        input-warped parameter (BoTorch's prior of its ``Warp``): centred on no warping.
+        input-warped parameter: a log-normal prior centred on no warping (``a = c = 1``).
     """
 
     lengthscale_loc: float = math.sqrt(2.0)
