@@ -97,8 +97,9 @@ def test_student_t_likelihood_discounts_an_outlier():
 
 
 def test_input_warping_needs_the_fitted_surrogate_and_a_bool():
-    with pytest.raises(ValueError, match="fitted surrogate"):
-        make_optimizer("gp-ucb", 2, optimizer_kwargs={"input_warping": True, "surrogate": "fixed"})
+    for name, value in (("input_warping", True), ("output_warping", True), ("student_t_df", 3)):
+        with pytest.raises(ValueError, match=f"{name} needs the fitted surrogate"):
+            make_optimizer("gp-ucb", 2, optimizer_kwargs={name: value, "surrogate": "fixed"})
     with pytest.raises(TypeError, match="input_warping must be a bool"):
         make_optimizer("gp-ucb", 2, optimizer_kwargs={"input_warping": "yes"})
     opt = make_optimizer("gp-ucb", 2, optimizer_kwargs={"input_warping": True})

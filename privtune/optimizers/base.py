@@ -790,16 +790,19 @@ class KernelOptimizer(BaseOptimizer):
         if priors is not None and not isinstance(priors, Priors):
             raise TypeError(f"priors must be a privtune.gp.Priors, got {type(priors).__name__}.")
         self.priors = priors
-        if student_t_df is not None and surrogate != "fitted":
-            raise ValueError('student_t_df needs the fitted surrogate (surrogate="fitted").')
         self.student_t_df = (
             None if student_t_df is None else check_float("student_t_df", student_t_df, low=0.0)
         )
         self.input_warping = check_bool("input_warping", input_warping)
-        if self.input_warping and surrogate != "fitted":
-            raise ValueError('input_warping needs the fitted surrogate (surrogate="fitted").')
         self.output_warping = check_bool("output_warping", output_warping)
-        if self.output_warping and (surrogate != "fitted" or self.noise_var != 0.0):
+        for name, on in (
+            ("student_t_df", self.student_t_df is not None),
+            ("input_warping", self.input_warping),
+            ("output_warping", self.output_warping),
+        ):
+            if on and surrogate != "fitted":
+                raise ValueError(f'{name} needs the fitted surrogate (surrogate="fitted").')
+        if self.output_warping and self.noise_var != 0.0:
             raise ValueError(
                 'output_warping needs the fitted surrogate (surrogate="fitted") and exact '
                 "rewards (noise_var=0): under privacy the curator's known noise variance would "
