@@ -8,7 +8,8 @@ seed, estimator ``random_state`` = seed, so every sampler of a seed tunes the sa
 Settings
 --------
 - non-private (``eps = none``): privtune's ``moma``, ``ata``, ``tgp``, ``gp-ucb`` against Optuna's
-  ``TPESampler``, ``GPSampler`` (needs torch) and ``RandomSampler``. The scores are exact, so
+  ``TPESampler``, ``GPSampler`` (needs torch) and ``RandomSampler``, and HEBO when it is
+  installed (:mod:`benchmarks.hebo_sampler`). The scores are exact, so
   every method is credited with its best trial so far (``study.best_trial``);
 - private (``eps`` in {10, 1}, ``value_range = (0, 1)``): privtune's four algorithms against the
   honest private baseline, ``random``: uniform proposals whose scores pass through the same
@@ -63,6 +64,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 from benchmarks import harness
 from benchmarks.datasets import load_dataset
+from benchmarks.hebo_sampler import HEBOSampler, hebo_available
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.acquisition import BASELINE_LEVEL
 from privtune.presets import PRESETS, estimator_for
@@ -73,16 +75,18 @@ MODELS = ["random_forest", "mlp", "gradient_boosting"]
 DATASETS = ["breast_cancer", "wine", "australian", "pima"]
 PRIVTUNE = ["moma", "ata", "tgp", "gp-ucb"]
 OPTUNA = ["tpe", "gp", "random-optuna"]
+# without privacy also HEBO, when installed (for comparison only: benchmarks.hebo_sampler)
+EXACT_ONLY = ["hebo"]
 EPSILONS = ["none", "10", "1"]
 CHECKPOINTS = [20, 40, 60]
 # privtune's picks with privacy: recommend_trial(study, baseline=0), the enqueued defaults kept
-# unless beaten with probability BASELINE_LEVEL
-PICK_RULE = f"baseline-{BASELINE_LEVEL}"
+# unless beaten with probability 1 - (1 - BASELINE_LEVEL) / m by one of m competitors
+PICK_RULE = f"baseline-bonferroni-{BASELINE_LEVEL}"
 
 
 def samplers_for(eps: str) -> list[str]:
     """Methods compared in one privacy setting."""
-    return PRIVTUNE + (OPTUNA if eps == "none" else ["random", "tpe", "gp"])
+    return PRIVTUNE + (OPTUNA + EXACT_ONLY if eps == "none" else ["random", "tpe", "gp"])
 
 
 def noise_rng(seed: int, study_name: str, number: int) -> np.random.Generator:
@@ -132,6 +136,8 @@ def make_sampler(
         return optuna.samplers.GPSampler(seed=seed)
     if name == "random-optuna":
         return optuna.samplers.RandomSampler(seed=seed)
+    if name == "hebo":
+        return HEBOSampler(seed=seed)
     if eps == "none":
         return PrivateGPUCBSampler(name, seed=seed, optimizer_kwargs=optimizer_kwargs)
     return PrivateGPUCBSampler(
@@ -318,6 +324,17 @@ def default_scores(out: Path, rows: list[dict]) -> dict[tuple, dict]:
     return scores
 
 
+@functools.cache
+def _available(name: str) -> bool:
+    """Whether the sampler ``name`` can run here (GPSampler needs torch; HEBO is installed
+    separately, :mod:`benchmarks.hebo_sampler`)."""
+    if name == "gp":
+        return harness.gp_sampler_available()
+    if name == "hebo":
+        return hebo_available()
+    return True
+
+
 def run(args: argparse.Namespace) -> None:
     """Every study of ``args`` not saved yet, seed first (:mod:`benchmarks.harness`)."""
     kwargs = (args.trials, args.checkpoints, args.optimizer_kwargs)
@@ -331,7 +348,7 @@ def run(args: argparse.Namespace) -> None:
             args.seeds, args.epsilons, args.models, args.datasets
         )
         for name in samplers_for(eps)
-        if not args.samplers or name in args.samplers
+        if (not args.samplers or name in args.samplers) and _available(name)
     ]
 
     def describe(res: dict) -> str:
@@ -344,6 +361,8 @@ def run(args: argparse.Namespace) -> None:
 def summarize(args: argparse.Namespace) -> dict:
     """Summarize the saved studies into ``optuna_tuning.json``, ``.md`` and ``.png``."""
     rows = harness.load_runs(harness.runs_dir(args.out, "optuna_tuning"))
+    if args.samplers:  # the methods asked for
+        rows = [r for r in rows if r["sampler"] in args.samplers]
     table: dict[str, dict] = {}
     for r in rows:
         key = f"{r['model']}|{r['dataset']}|{r['epsilon']}"
@@ -433,7 +452,9 @@ def _below_default_markdown(below: dict, checkpoints: list[str]) -> str:
         "brackets, how many by more than one standard error of the default's CV accuracy over "
         "its 5 folds, and the mean of pick minus default in accuracy points. With privacy, "
         "privtune's picks keep the enqueued defaults (trial 0) unless another configuration "
-        f"beats them with posterior probability {BASELINE_LEVEL}; 'best posterior mean only' "
+        "beats them with posterior probability 1 - (1 - "
+        f"{BASELINE_LEVEL}) / m, m the number of configurations competing with them "
+        "(privtune.acquisition.baseline_level); 'best posterior mean only' "
         "is the same runs picked without that baseline.",
         "",
     ]
@@ -571,7 +592,13 @@ BEST_MEAN = " (best mean)"  # a privtune method's picks without the baseline
 
 
 def _label(sampler: str) -> str:
-    names = {"tpe": "TPE", "gp": "GP", "random-optuna": "Random", "random": "random"}
+    names = {
+        "tpe": "TPE",
+        "gp": "GP",
+        "random-optuna": "Random",
+        "random": "random",
+        "hebo": "HEBO",
+    }
     if sampler.endswith(BEST_MEAN):
         return _label(sampler[: -len(BEST_MEAN)]) + ", best posterior mean only"
     return names.get(sampler, sampler)
@@ -831,6 +858,7 @@ _COLORS = {
     "gp-ucb": "tab:green",
     "tpe": "tab:pink",
     "gp": "tab:orange",
+    "hebo": "tab:brown",
 }
 
 

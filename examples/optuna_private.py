@@ -6,8 +6,8 @@ Laplace noise scaled to one record's share (1 / n_val). The study runs through
 ``sampler.optimize``, so the objective cannot be left unprivatized, and Optuna stores only
 released values. The untuned network is enqueued first and is the recommendation's baseline:
 ``sampler.recommend(study, baseline=0)`` keeps it unless another configuration beats it with
-posterior probability 0.95. Every pick is then scored on a fresh test set that the study never
-saw, which only the data owner can do.
+posterior probability ``1 - 0.05 / m`` for ``m`` competitors. Every pick is then scored on a
+fresh test set that the study never saw, which only the data owner can do.
 
     python examples/optuna_private.py            # about a minute
     python examples/optuna_private.py --quick    # a smoke run of a few seconds

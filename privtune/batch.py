@@ -10,8 +10,9 @@ The untuned estimator is evaluated first. When its values lie in the space it is
 proposal and the model learns from it; when they do not (a ``None``, a value outside a range or
 off a step grid) it is an arm outside the cube, evaluated all the same and not told to the
 model: the pick keeps it unless a told point beats it with posterior probability
-:data:`~privtune.acquisition.BASELINE_LEVEL`, judged from its released score and the known
-noise of that release (:meth:`privtune.tuning.TuningEngine.recommend_against`).
+:func:`~privtune.acquisition.baseline_level` (``1 - 0.05 / m`` for ``m`` told points), judged
+from its released score and the known noise of that release
+(:meth:`privtune.tuning.TuningEngine.recommend_against`).
 
 Notation
 --------
@@ -138,7 +139,7 @@ class BatchOptimization:
 
         The engine's recommendation among the candidates with a finite score. The untuned
         estimator is the baseline, kept unless a candidate beats it with posterior probability
-        :data:`~privtune.acquisition.BASELINE_LEVEL`: inside the cube it is row 0; outside it
+        :func:`~privtune.acquisition.baseline_level`: inside the cube it is row 0; outside it
         is an arm whose value is its score with noise variance ``noise_var`` (score units).
 
         Parameters

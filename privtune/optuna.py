@@ -665,7 +665,8 @@ class PrivateGPUCBSampler(BaseSampler):
         With ``baseline``, the number of a trial whose configuration you would use anyway
         (typically the estimator's defaults, enqueued with ``study.enqueue_trial`` as trial
         ``0``), that configuration is kept unless another one scores above it with posterior
-        probability at least :data:`privtune.acquisition.BASELINE_LEVEL` (0.95). Under heavy
+        probability at least ``1 - 0.05 / m``, ``m`` the configurations competing with it
+        (:func:`privtune.acquisition.baseline_level`). Under heavy
         noise the best posterior mean alone often picks a configuration worse than the defaults;
         the benchmarks page measures both rules.
 

@@ -487,7 +487,8 @@ class PrivateBOSearchCV(_PrivateSearchCV):
     of the optimizer's model (``posterior_mean_test_<metric>``, in score units, clipped to
     ``value_range``: under heavy noise a model's mean can leave the range a score can take)
     among the untuned estimator, when it was evaluated, and the candidates the model puts above
-    it with posterior probability :data:`~privtune.acquisition.BASELINE_LEVEL` (0.95);
+    it with posterior probability :func:`~privtune.acquisition.baseline_level` (``1 - 0.05 / m``
+    for ``m`` competing candidates);
     ``best_score_`` is that candidate's posterior mean (the model's estimate of its score from
     every released value, not a released value itself, and never the maximum of the noisy
     scores), and ``rank_test_<metric>`` ranks the released scores, so the best candidate's rank
@@ -614,14 +615,14 @@ default="auto"
         Evaluate the untuned estimator (its own values of the space's parameters) first, so
         that it is among the candidates the pick is chosen from and tuning never loses it;
         with privacy it is also the baseline of the pick, kept unless a candidate beats it with
-        posterior probability 0.95. When its values lie in the space it is one of the
-        ``n_iter`` candidates and the model learns from it; when they do not (a ``None``, a
-        value outside a range or off a step grid), it is evaluated all the same as an arm
-        outside the cube, which the model is not told, and compared through its released
-        score and the curator's known noise. With ``release="best"`` it is released beside
-        the ``K`` random candidates (one more report in the accounting) and kept unless the
-        best candidate's released score exceeds its own by the 95 % quantile of the
-        difference of two noise draws.
+        posterior probability ``1 - 0.05 / m`` for ``m`` candidates. When its values lie in the
+        space it is one of the ``n_iter`` candidates and the model learns from it; when they
+        do not (a ``None``, a value outside a range or off a step grid), it is evaluated all
+        the same as an arm outside the cube, which the model is not told, and compared through
+        its released score and the curator's known noise. With ``release="best"`` it is
+        released beside the ``K`` random candidates (one more report in the accounting) and
+        kept unless the best candidate's released score exceeds its own by the 95 % quantile
+        of the difference of two noise draws.
     verbose : int, default=0
         ``>= 1``: one line per round: without privacy the best mean score so far, with privacy
         the posterior mean of the current pick (never the maximum of the noisy released

@@ -577,7 +577,7 @@ def recommend(model, *, baseline: int | None = None, eligible=None, external=Non
 
     The best posterior mean among the eligible told points (ties: the best told reward), with
     ``baseline`` kept unless another point beats it with posterior probability
-    :data:`~privtune.acquisition.BASELINE_LEVEL`
+    :func:`~privtune.acquisition.baseline_level`
     (:func:`privtune.acquisition.recommend_index`); of a configuration told several times, its
     first row.
 
@@ -824,7 +824,7 @@ class TuningEngine:
         the cube (the untuned estimator when the space cannot encode its values), whose
         released ``score`` has noise variance ``noise_var`` in score units: kept unless a told
         point beats it with posterior probability
-        :data:`~privtune.acquisition.BASELINE_LEVEL`."""
+        :func:`~privtune.acquisition.baseline_level`."""
         reward = float(scale(np.array([score]))[0])
         variance = (
             float(noise_var) * float(scale(np.array([1.0]))[0] - scale(np.array([0.0]))[0]) ** 2

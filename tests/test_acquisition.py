@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from privtune.acquisition import MAX_EXHAUSTIVE, maximize, raw_samples, recommend_index
+from privtune.acquisition import (
+    MAX_EXHAUSTIVE,
+    baseline_level,
+    maximize,
+    raw_samples,
+    recommend_index,
+)
 from privtune.cube import Block
 from privtune.space import SearchSpace
 
@@ -161,9 +167,16 @@ def test_the_baseline_is_kept_unless_beaten_with_the_level():
     mean = np.array([0.5, 0.9, 0.7, 0.6])
     assert recommend_index(mean) == 1
     prob = np.array([0.5, 0.90, 0.96, 0.99])
-    # only index 2 and 3 reach 0.95: the better mean of the two
-    assert recommend_index(mean, baseline=0, prob_better=prob) == 2
+    # at level 0.95 only index 2 and 3 compete: the better mean of the two
+    assert recommend_index(mean, baseline=0, prob_better=prob, level=0.95) == 2
     assert recommend_index(mean, baseline=0, prob_better=prob, level=0.995) == 0
+    # by default each of the 3 competitors needs 1 - 0.05 / 3 = 0.983: only index 3
+    assert baseline_level(3) == pytest.approx(1 - 0.05 / 3)
+    assert recommend_index(mean, baseline=0, prob_better=prob) == 3
+    # a configuration told twice (one posterior mean) is one competitor, at 0.95
+    twice = np.array([0.5, 0.7, 0.7])
+    assert recommend_index(twice, baseline=0, prob_better=np.array([0.5, 0.96, 0.96])) == 1
+    assert recommend_index(mean[:3], baseline=0, prob_better=np.array([0.5, 0.5, 0.976])) == 2
     # the baseline competes with the mean rule: a baseline with the best mean stays
     assert recommend_index(np.array([1.0, 0.9]), baseline=0, prob_better=np.array([0.5, 1.0])) == 0
     # ineligible configurations stay out

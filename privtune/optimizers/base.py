@@ -388,7 +388,7 @@ class BaseOptimizer:
         ----------
         baseline : int, optional
             Row of a told point to keep unless another beats it with posterior probability
-            :data:`~privtune.acquisition.BASELINE_LEVEL` (see :meth:`probability_better`).
+            :func:`~privtune.acquisition.baseline_level` (see :meth:`probability_better`).
         eligible : array_like of bool of shape (t,), optional
             Rows that may be picked (default: all); e.g. not a failure's penalty.
         external : (float, float), optional
@@ -396,7 +396,7 @@ class BaseOptimizer:
             estimator's default ``max_depth=None``), as the reward it was told apart from the
             model and that reward's noise variance: its value is taken as ``N(reward,
             variance)``, independent of the model. It is kept (``-1`` is returned) unless a
-            told point beats it with probability :data:`~privtune.acquisition.BASELINE_LEVEL`,
+            told point beats it with probability :func:`~privtune.acquisition.baseline_level`,
             ``Phi((mu_i - reward) / sqrt(sigma_i^2 + variance))``. Not with ``baseline``.
 
         Returns
@@ -495,7 +495,8 @@ class BaseOptimizer:
         baseline : int, optional
             Row of a told point (e.g. the defaults, told first: ``0``) that is kept unless
             another point beats it with posterior probability
-            :data:`~privtune.acquisition.BASELINE_LEVEL`.
+            :func:`~privtune.acquisition.baseline_level` (``1 - 0.05 / m`` for ``m``
+            competitors).
 
         Returns
         -------
