@@ -29,6 +29,7 @@ Optimizers
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -56,6 +57,7 @@ __all__ = [
     "pyplot",
     "run_missing",
     "runs_dir",
+    "sampler_available",
     "save_figure",
     "write_json",
 ]
@@ -500,6 +502,20 @@ def drive(
         optimizer.tell(x, evaluate(x))
         points.append(np.array(x))
     return points
+
+
+@functools.cache
+def sampler_available(name: str) -> bool:
+    """Whether the comparison sampler ``name`` can run here: Optuna's ``GPSampler`` (``"gp"``)
+    needs torch, HEBO (``"hebo"``) is installed apart (:mod:`benchmarks.hebo_sampler`); any
+    other name, yes. Says why not on stderr, once per name."""
+    if name == "gp":
+        return gp_sampler_available()
+    if name == "hebo":
+        from benchmarks.hebo_sampler import hebo_available
+
+        return hebo_available()
+    return True
 
 
 def gp_sampler_available() -> bool:

@@ -64,7 +64,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 from benchmarks import harness
 from benchmarks.datasets import load_dataset
-from benchmarks.hebo_sampler import HEBOSampler, hebo_available
+from benchmarks.hebo_sampler import HEBOSampler
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.acquisition import BASELINE_LEVEL
 from privtune.presets import PRESETS, estimator_for
@@ -324,17 +324,6 @@ def default_scores(out: Path, rows: list[dict]) -> dict[tuple, dict]:
     return scores
 
 
-@functools.cache
-def _available(name: str) -> bool:
-    """Whether the sampler ``name`` can run here (GPSampler needs torch; HEBO is installed
-    separately, :mod:`benchmarks.hebo_sampler`)."""
-    if name == "gp":
-        return harness.gp_sampler_available()
-    if name == "hebo":
-        return hebo_available()
-    return True
-
-
 def run(args: argparse.Namespace) -> None:
     """Every study of ``args`` not saved yet, seed first (:mod:`benchmarks.harness`)."""
     kwargs = (args.trials, args.checkpoints, args.optimizer_kwargs)
@@ -348,7 +337,7 @@ def run(args: argparse.Namespace) -> None:
             args.seeds, args.epsilons, args.models, args.datasets
         )
         for name in samplers_for(eps)
-        if (not args.samplers or name in args.samplers) and _available(name)
+        if (not args.samplers or name in args.samplers) and harness.sampler_available(name)
     ]
 
     def describe(res: dict) -> str:

@@ -85,7 +85,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from benchmarks import harness
-from benchmarks.hebo_sampler import HEBOSampler, hebo_available
+from benchmarks.hebo_sampler import HEBOSampler
 from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.acquisition import ACQUISITIONS
@@ -456,9 +456,7 @@ def _runs(args: argparse.Namespace):
     ):
         if family == "heavy" and setting != "none":
             continue  # the heavy tasks carry their own noise
-        if method == "gp" and not harness.gp_sampler_available():
-            continue
-        if method == "hebo" and not hebo_available():
+        if not harness.sampler_available(method):
             continue
         for name, task in TASKS.items():
             if task.family != family or (args.tasks and name not in args.tasks):
