@@ -85,7 +85,6 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from benchmarks import harness
-from benchmarks.hebo_sampler import HEBOSampler
 from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.acquisition import ACQUISITIONS
@@ -377,8 +376,6 @@ def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
     the tuning benchmark builds them (:func:`benchmarks.optuna_tuning.make_sampler`), the
     curator's noise seeded with ``20000 + seed`` (:func:`_noise_rng`)."""
     base, _, variant = method.partition(":")
-    if base == "hebo":
-        return HEBOSampler(seed=seed)
     kwargs = dict(variants.get(variant, {})) if variant else None
     if kwargs and isinstance(kwargs.get("acquisition"), dict):  # {"name": {its kwargs}}
         ((name, acq_kwargs),) = kwargs["acquisition"].items()
