@@ -531,7 +531,7 @@ def timing(args: argparse.Namespace) -> dict:
 
 
 def _optuna_samplers() -> list[str]:
-    return ["optuna-tpe", *(["optuna-gp"] if harness.gp_sampler_available() else [])]
+    return ["optuna-tpe", *(["optuna-gp"] if harness.sampler_available("gp") else [])]
 
 
 def _optuna_ask_time(name: str, U: np.ndarray, y: np.ndarray, seed: int) -> float:

@@ -47,7 +47,6 @@ __all__ = [
     "collect_runs",
     "drive",
     "format_mean_se",
-    "gp_sampler_available",
     "load_runs",
     "make_parser",
     "mean_se",
@@ -506,29 +505,31 @@ def drive(
 
 @functools.cache
 def sampler_available(name: str) -> bool:
-    """Whether the comparison sampler ``name`` can run here: Optuna's ``GPSampler`` (``"gp"``)
-    needs torch, HEBO (``"hebo"``) is installed apart (:mod:`benchmarks.hebo_sampler`); any
-    other name, yes. Says why not on stderr, once per name."""
-    if name == "gp":
-        return gp_sampler_available()
-    if name == "hebo":
-        from benchmarks.hebo_sampler import hebo_available
+    """Whether the comparison sampler ``name`` can run here.
 
-        return hebo_available()
-    return True
+    Optuna's ``GPSampler`` (``"gp"``) needs torch; HEBO (``"hebo"``) is installed apart
+    (:mod:`benchmarks.hebo_sampler`); any other name can. Says why not on stderr, once per
+    name.
 
-
-def gp_sampler_available() -> bool:
-    """Whether Optuna's ``GPSampler`` can run (it needs torch); if not, says so on stderr.
+    Parameters
+    ----------
+    name : str
+        The sampler's name in the benchmarks (``"gp"``, ``"hebo"``, ``"tpe"``, ...).
 
     Returns
     -------
     bool
-        ``True`` if torch is installed.
+        ``True`` if the sampler can be built here.
     """
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        print("torch is not installed: GPSampler is skipped", file=sys.stderr)
-        return False
+    if name == "gp":
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("torch is not installed: GPSampler is skipped", file=sys.stderr)
+            return False
+        return True
+    if name == "hebo":
+        from benchmarks.hebo_sampler import hebo_available
+
+        return hebo_available()
     return True

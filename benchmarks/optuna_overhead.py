@@ -80,7 +80,7 @@ def make_sampler(name: str, seed: int = 0) -> optuna.samplers.BaseSampler:
 
 def available() -> list[str]:
     """The samplers timed: privtune's, TPE, and GPSampler if torch is installed."""
-    return [*PRIVTUNE, "tpe", *(["gp"] if harness.gp_sampler_available() else [])]
+    return [*PRIVTUNE, "tpe", *(["gp"] if harness.sampler_available("gp") else [])]
 
 
 def filled_study(n: int, seed: int, plays: int = 1) -> optuna.Study:

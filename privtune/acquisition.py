@@ -265,7 +265,7 @@ together: each of ``m`` competitors must beat it with probability ``1 - 0.05 / m
 (:func:`baseline_level`)."""
 
 
-def baseline_level(m: int, family_level: float = BASELINE_LEVEL) -> float:
+def baseline_level(m: float, family_level: float = BASELINE_LEVEL) -> float:
     """The probability one of ``m`` competitors needs to replace the baseline:
     ``1 - (1 - family_level) / m``, Bonferroni's correction.
 
@@ -275,7 +275,7 @@ def baseline_level(m: int, family_level: float = BASELINE_LEVEL) -> float:
     comparison let 16 of 60 studies replace the untuned estimator with a worse configuration
     and none with a better one; with the correction, 1 (benchmarks page, "Tuning quality with
     Optuna")."""
-    return 1.0 - (1.0 - family_level) / max(int(m), 1)
+    return 1.0 - (1.0 - family_level) / max(float(m), 1.0)
 
 
 def recommend_index(

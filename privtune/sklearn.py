@@ -621,8 +621,9 @@ default="auto"
         the same as an arm outside the cube, which the model is not told, and compared through
         its released score and the curator's known noise. With ``release="best"`` it is
         released beside the ``K`` random candidates (one more report in the accounting) and
-        kept unless the best candidate's released score exceeds its own by the 95 % quantile
-        of the difference of two noise draws.
+        kept unless the best candidate's released score exceeds its own by the quantile of
+        the difference of two noise draws at ``1 - 0.05 / mean`` (``mean`` the mean of
+        ``K``).
     verbose : int, default=0
         ``>= 1``: one line per round: without privacy the best mean score so far, with privacy
         the posterior mean of the current pick (never the maximum of the noisy released
@@ -1057,11 +1058,12 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
     published, with that score (Liu & Talwar 2019; Papernot & Steinke 2022): ``cv_results_``
     has one row, ``best_score_`` is the pick's released score (biased up, being the maximum of
     noisy values). The untuned estimator is released beside the candidates and kept unless the
-    best candidate's released score exceeds its own by the 95 % quantile of the difference of
-    two noise draws (``evaluate_default``). Accounted with dp-accounting's
-    ``RepeatAndSelectDpEvent`` (RDP) composed with the untuned estimator's release: far
-    cheaper than releasing every score, for a search that runs next to the data and publishes
-    only its pick. :class:`PrivateBOSearchCV` with ``release="best"`` is this search.
+    best candidate's released score exceeds its own by the quantile of the difference of two
+    noise draws at ``1 - 0.05 / mean``, ``mean`` the mean of ``K`` (``evaluate_default``).
+    Accounted with dp-accounting's ``RepeatAndSelectDpEvent`` (RDP) composed with the untuned
+    estimator's release: far cheaper than releasing every score, for a search that runs next
+    to the data and publishes only its pick. :class:`PrivateBOSearchCV` with
+    ``release="best"`` is this search.
 
     Privacy model (docs/privacy.md, "Private selection"): (epsilon, delta)-DP of what the
     search publishes (the pick, its released score), under the privacy unit chosen: the whole
@@ -1235,7 +1237,11 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
                 "score can take."
             )
         f.selector = Selector(
-            f.selection.epsilon_per_candidate, declared, noise_seed=f.noise_seed, unit=f.unit
+            f.selection.epsilon_per_candidate,
+            declared,
+            noise_seed=f.noise_seed,
+            unit=f.unit,
+            competitors=f.selection.distribution.mean,
         )
         rng = np.random.default_rng(_int_seed(self.random_state))
         k = f.selection.distribution.draw(rng)  # before any score: K does not depend on the data

@@ -42,8 +42,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import optimize
 
 from .._checks import check_float
+from ..acquisition import baseline_level
 from .composition import (
     SHAPES,
     RepeatDistribution,
@@ -200,13 +202,19 @@ class Selector:
     unit : PrivacyUnit, optional
         The privacy unit of each candidate's score (default: the whole score).
 
+    competitors : float, default=1.0
+        How many candidates the baseline is expected to compete with: the mean of ``K``, a
+        public number (``K`` itself is not, and nothing may depend on it but the output).
+
     A baseline (:meth:`offer_baseline`, the untuned estimator) is released once beside the
     candidates, and :meth:`best` keeps it unless the best candidate's released score exceeds
-    its released score by :attr:`margin`, the 95 % quantile of the difference of two
-    independent noise draws: a candidate whose true score equals the baseline's replaces it
-    at most one time in twenty (the best of ``K`` noisy scores is biased up, so more often
-    for large ``K``). Both releases are published only through that comparison, which is
-    post-processing: the cost is the selection's composed with one release
+    its released score by :attr:`margin`, the quantile of the difference of two independent
+    noise draws at the recommendation's level for ``competitors`` comparisons
+    (:func:`privtune.acquisition.baseline_level`, ``1 - 0.05 / competitors``). The best of
+    ``K`` noisy scores is biased up; with that level, candidates whose true scores all equal
+    the baseline's replace it at most one time in twenty (a union bound over ``K`` draws,
+    whose mean is ``competitors``). Both releases are published only through that comparison,
+    which is post-processing: the cost is the selection's composed with one release
     (:func:`~privtune.privacy.composition.selection_epsilon` with ``baseline=True``).
     """
 
@@ -218,8 +226,10 @@ class Selector:
         maximize: bool = True,
         noise_seed: int | None = None,
         unit: PrivacyUnit | None = None,
+        competitors: float = 1.0,
     ) -> None:
         self.curator = LaplaceCurator(epsilon0, value_range, unit=unit)
+        self.competitors = check_float("competitors", competitors, low=1.0, closed_low=True)
         self._release = ScoreRelease(self.curator, noise_seed=noise_seed)
         self.maximize = bool(maximize)
         self._best: tuple[int, float] | None = None
@@ -241,9 +251,10 @@ class Selector:
     @property
     def margin(self) -> float:
         """How far above the baseline's released score a candidate's must be to replace it:
-        the 95 % quantile of ``L1 - L2`` for two Laplace draws of the curator's scale ``b``,
-        ``u b`` with ``e^-u (1 + u / 2) = 0.1`` (``u = 3.27``)."""
-        return _LAPLACE_DIFFERENCE_95 * self.curator.scale
+        ``u b``, with ``b`` the curator's scale and ``u`` the quantile of ``(L1 - L2) / b``
+        at ``baseline_level(competitors)`` (3.27 for one competitor, 6.78 for 20)."""
+        level = baseline_level(self.competitors)
+        return laplace_difference_quantile(level) * self.curator.scale
 
     def offer_baseline(self, raw_score: float) -> None:
         """Release the baseline's score inside (once; a non-finite one counts as the worst
@@ -267,8 +278,30 @@ class Selector:
         return self._best
 
 
-#: ``u`` with ``P(L1 - L2 > u b) = e^-u (1 + u / 2) / 2 = 0.05`` for two Laplace(b) draws.
-_LAPLACE_DIFFERENCE_95 = 3.271812060356294
+def laplace_difference_quantile(level: float) -> float:
+    """The ``level`` quantile of ``(L1 - L2) / b`` for two independent Laplace(b) draws.
+
+    Parameters
+    ----------
+    level : float
+        In [0.5, 1).
+
+    Returns
+    -------
+    float
+        ``u >= 0`` with ``P(L1 - L2 > u b) = e^-u (1 + u / 2) / 2 = 1 - level``.
+
+    Examples
+    --------
+    >>> round(laplace_difference_quantile(0.95), 4)
+    3.2718
+    """
+    level = check_float("level", level, low=0.5, high=1.0, closed_low=True, closed_high=False)
+
+    def excess(u: float) -> float:
+        return math.exp(-u) * (1.0 + u / 2.0) / 2.0 - (1.0 - level)
+
+    return float(optimize.brentq(excess, 0.0, 800.0, xtol=1e-12))
 
 
 def private_selection(
@@ -347,7 +380,9 @@ def private_selection(
     rng = np.random.default_rng(seed)
     k = dist.draw(rng)  # before any score: K does not depend on the data
     candidates = [sample(rng) for _ in range(k)]
-    selector = Selector(epsilon0, value_range, maximize=maximize, noise_seed=noise_seed)
+    selector = Selector(
+        epsilon0, value_range, maximize=maximize, noise_seed=noise_seed, competitors=dist.mean
+    )
     for c in candidates:
         selector.offer(score(c))
     index, released = selector.best()
