@@ -456,6 +456,9 @@ def maximize(
     real = np.array([b.start for b in blocks if b.kind == "real"], dtype=int)
     if not real.size and math.prod(b.n_values for b in finite) <= MAX_EXHAUSTIVE:
         grid = _enumerate(finite, dim)
+        if snap is not None:  # one point per configuration (a union of spaces has fewer)
+            grid = snap(grid)
+            grid = grid[np.sort(np.unique(grid, axis=0, return_index=True)[1])]
         return np.array(grid[argmax_random_tie(acq(grid), rng)], dtype=float)
 
     raw = raw_samples(rng, n_raw, dim, raw_sampling)

@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from .space import SearchSpace
+from .space import Space
 from .tuning import TuningEngine
 
 __all__ = ["BatchOptimization", "default_point"]
@@ -42,7 +42,7 @@ class BatchOptimization:
     Parameters
     ----------
     engine : TuningEngine
-    space : SearchSpace
+    space : SearchSpace or SpaceUnion
     seed : int
         Seed of the optimizer and of the proposals.
     noise_seed : int, optional
@@ -54,7 +54,7 @@ class BatchOptimization:
     def __init__(
         self,
         engine: TuningEngine,
-        space: SearchSpace,
+        space: Space,
         *,
         seed: int,
         noise_seed: int | None = None,
@@ -131,7 +131,8 @@ class BatchOptimization:
         for j in range(len(U), size):
             pending = np.array(U) if first and U else None  # asked ones are pending already
             key = [self.seed, n_proposed + j]
-            U.append(self.engine.ask(opt, n_told=len(self) + j, key=key, pending=pending))
+            u = self.engine.ask(opt, n_told=len(self) + j, key=key, pending=pending)
+            U.append(self.space.snap(u))  # one point per configuration (a union's spaces)
         return U
 
     def recommend(self, scores, noise_var: float) -> tuple[np.ndarray, int]:
@@ -176,7 +177,7 @@ class BatchOptimization:
         return posterior, int(self.candidate[row])
 
 
-def default_point(space: SearchSpace, values: dict) -> np.ndarray | None:
+def default_point(space: Space, values: dict) -> np.ndarray | None:
     """The point of ``values`` (an estimator's own parameters) in ``space``'s cube when each
     decodes to itself; ``None`` when one lies outside the space (a ``None`` where the space has
     numbers, a value outside a range or off a step grid, a choice not listed)."""
@@ -184,9 +185,9 @@ def default_point(space: SearchSpace, values: dict) -> np.ndarray | None:
         u = space.to_unit(values)
     except (TypeError, ValueError):
         return None
-    decoded = space.from_unit(u)
-    for name, value in values.items():
-        back = decoded[name]
+    # a union decodes to one of its spaces' parameters; the estimator keeps the others
+    for name, back in space.from_unit(u).items():
+        value = values[name]
         numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if not (back == value or (numeric and math.isclose(back, value, rel_tol=1e-9))):
             return None

@@ -51,7 +51,7 @@ from .privacy.withhold import clean, release
 from .records import RecordMetric, holdout_split, record_metric
 from .registry import REGISTRY, PrivacyModel
 from .scores import ScoringPlan, check_space_params, known_score_range
-from .space import SearchSpace
+from .space import Space, as_space
 from .tuning import TuningEngine, model_epsilon, warn_repeated_plays
 
 __all__ = ["PrivateBOSearchCV", "PrivateSelectionSearchCV", "known_score_range"]
@@ -67,7 +67,7 @@ class _Fit:
     verbose: int
     unit: PrivacyUnit
     plan: ScoringPlan
-    space: SearchSpace
+    space: Space
     noise_seed: int | None
     record: list | None = None  # the record unit's one split, as ``cv``
     metric: RecordMetric | None = None  # the record unit's metric, as ``scoring``
@@ -100,7 +100,7 @@ class _PrivateSearchCV(BaseSearchCV):
     _parameter_constraints: ClassVar[dict] = {
         **BaseSearchCV._parameter_constraints,
         "estimator": [HasMethods(["fit"])],
-        "space": [Mapping],
+        "space": [Mapping, list],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "privacy_budget": [tuple, list, None],
         "value_range": [tuple, list, dict, None],
@@ -214,7 +214,7 @@ class _PrivateSearchCV(BaseSearchCV):
         """Validate what the parameter constraints cannot, and set up the state of one fit."""
         _drop_fitted(self)
         check_seedable("noise_random_state", self.noise_random_state)
-        space = SearchSpace(self.space)
+        space = as_space(self.space)
         check_space_params(self.estimator, space.names)
         f = _Fit(
             verbose=self.verbose,
@@ -518,11 +518,15 @@ class PrivateBOSearchCV(_PrivateSearchCV):
     ----------
     estimator : estimator object
         The estimator to tune (a classifier, a regressor or a pipeline).
-    space : mapping
+    space : mapping or list of mappings
         Parameter names (``clf__C`` for a step of a pipeline) to search dimensions: anything
         :class:`privtune.space.SearchSpace` accepts (``Real``, ``Integer``, ``Categorical``,
-        Optuna distributions, a list of choices, ``(low, high)``, ``(low, high,
-        "log-uniform")``).
+        Optuna distributions, frozen ``scipy.stats`` distributions with finite support such
+        as ``loguniform(1e-3, 1e2)`` or ``randint(1, 10)``, a list of choices, ``(low,
+        high)``, ``(low, high, "log-uniform")``). A list of such mappings is searched as
+        ``RandomizedSearchCV`` searches one: each candidate comes from one of them, and
+        ``cv_results_`` masks the parameters its mapping lacks
+        (:class:`privtune.space.SpaceUnion`).
     algorithm : {"auto", "moma", "ata", "tgp", "gp-ucb", "random", "go-ucb", "qff-ldp"}, \
 default="auto"
         The optimizer (see :class:`privtune.PrivateGPUCBSampler`); ``"auto"`` is the one
@@ -1073,8 +1077,9 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
     ----------
     estimator : estimator object
         The estimator to tune.
-    space : mapping
-        Parameter names to search dimensions (as :class:`PrivateBOSearchCV`'s).
+    space : mapping or list of mappings
+        Parameter names to search dimensions, or a list of such mappings (as
+        :class:`PrivateBOSearchCV`'s).
     epsilon : float, optional
         Each candidate's epsilon; the publication then costs
         :func:`privtune.privacy.selection_epsilon` at delta 1e-6.
@@ -1309,9 +1314,10 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         params, row = f.offered[index + 1 if f.default_params is not None else index]
         results.clear()
         results["params"] = [params]
-        for name in f.space.names:
-            value = row[f"param_{name}"] if row is not None else params[name]
-            results[f"param_{name}"] = np.ma.MaskedArray([value], mask=[False], dtype=object)
+        for name in f.space.names:  # masked where the pick's space has no such parameter
+            results[f"param_{name}"] = np.ma.MaskedArray(
+                [params.get(name)], mask=[name not in params], dtype=object
+            )
         for k in _TIMES:
             results[k] = np.array([row[k] if row is not None else math.nan])
         m = f.plan.metric

@@ -37,7 +37,16 @@ import numpy as np
 
 from .cube import MAX_GRID, Block
 
-__all__ = ["Categorical", "Dimension", "Integer", "Real", "SearchSpace"]
+__all__ = [
+    "Categorical",
+    "Dimension",
+    "Integer",
+    "Real",
+    "SearchSpace",
+    "Space",
+    "SpaceUnion",
+    "as_space",
+]
 
 # Decoding clips points into the cube, but only up to this distance: a coordinate further out is a
 # caller's bug (for example raw parameter values passed instead of cube points) and is reported.
@@ -47,9 +56,14 @@ _PRIORS = {"uniform": False, "log-uniform": True}
 
 _ACCEPTED_FORMS = (
     "a privtune Real, Integer or Categorical; an Optuna FloatDistribution, IntDistribution or "
-    "CategoricalDistribution; a list of choices (categorical); a (low, high) tuple (Integer if "
-    "both are ints, else Real); or a (low, high, 'uniform' | 'log-uniform') tuple"
+    "CategoricalDistribution; a frozen scipy.stats distribution with finite support (such as "
+    "loguniform(1e-3, 1e2), uniform(0, 1) or randint(1, 10)); a list of choices (categorical); "
+    "a (low, high) tuple (Integer if both are ints, else Real); or a (low, high, 'uniform' | "
+    "'log-uniform') tuple"
 )
+
+#: scipy.stats distributions that are log-uniform on their support (without a ``loc``).
+_LOG_UNIFORM = frozenset({"loguniform", "reciprocal"})
 
 
 def _is_number(value: Any) -> bool:
@@ -573,10 +587,43 @@ def _from_optuna(value: Any) -> Dimension | None:
     return None
 
 
+def _from_scipy(value: Any) -> Dimension | None:
+    # A frozen scipy.stats distribution, as RandomizedSearchCV takes it: the dimension over its
+    # support. scipy.stats is imported if such an object exists (see _from_optuna).
+    stats = sys.modules.get("scipy.stats")
+    if stats is None or not isinstance(value, stats.distributions.rv_frozen):
+        return None
+    low, high = (float(v) for v in value.support())
+    name = value.dist.name
+    if math.isnan(low) or math.isnan(high):
+        raise ValueError(
+            f"scipy.stats.{name} with these arguments ({value.args}, {value.kwds}) is not a "
+            "valid distribution (scipy gives it no support): check its shape, loc and scale."
+        )
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(
+            f"scipy.stats.{name} has the unbounded support [{low}, {high}]; a search space "
+            "needs finite bounds: use a distribution with finite support, such as "
+            "scipy.stats.loguniform(a, b), uniform(loc, scale) or randint(low, high), or "
+            "Real(low, high) / Integer(low, high)."
+        )
+    if isinstance(value.dist, stats.rv_discrete):
+        return Integer(int(low), int(high))
+    # log-uniform on [low, high] exactly when the median is the bounds' geometric mean (a loc
+    # shifts the support without shifting the log scale, and is searched linearly)
+    log = name in _LOG_UNIFORM and math.isclose(
+        float(value.median()), math.sqrt(low * high), rel_tol=1e-9
+    )
+    return Real(low, high, log=log)
+
+
 def _as_dimension(value: Any) -> Dimension:
     if isinstance(value, (Real, Integer, Categorical)):
         return value
     dimension = _from_optuna(value)
+    if dimension is not None:
+        return dimension
+    dimension = _from_scipy(value)
     if dimension is not None:
         return dimension
     if isinstance(value, list):
@@ -608,10 +655,22 @@ class SearchSpace(Mapping[str, Dimension]):
     mapping : Mapping[str, object]
         Parameter names (non-empty strings) to specifications, each one of: a :class:`Real`,
         :class:`Integer` or :class:`Categorical`; an Optuna ``FloatDistribution``,
-        ``IntDistribution`` or ``CategoricalDistribution``; a list (categorical choices); a
-        ``(low, high)`` tuple (an :class:`Integer` if both bounds are ints, else a
-        :class:`Real`); or a ``(low, high, "uniform" | "log-uniform")`` tuple. A tuple is never
-        categorical. Another ``SearchSpace`` is copied. Conditional parameters are not supported.
+        ``IntDistribution`` or ``CategoricalDistribution``; a frozen ``scipy.stats``
+        distribution with finite support, as ``RandomizedSearchCV`` takes it (below); a list
+        (categorical choices); a ``(low, high)`` tuple (an :class:`Integer` if both bounds are
+        ints, else a :class:`Real`); or a ``(low, high, "uniform" | "log-uniform")`` tuple. A
+        tuple is never categorical. Another ``SearchSpace`` is copied. Conditional parameters
+        are not supported.
+
+    Notes
+    -----
+    A ``scipy.stats`` distribution becomes the dimension over its support: a discrete one an
+    :class:`Integer` over its support (``randint(1, 10)`` is ``Integer(1, 9)``), a continuous
+    one a :class:`Real` over its support, on a log scale for ``loguniform`` (``reciprocal``).
+    ``uniform``, ``loguniform`` and ``randint``, the distributions ``RandomizedSearchCV`` users
+    write, are then exactly the same distribution on the cube; for any other (``beta``,
+    ``binom``, ...) the support is searched and the shape of the density is not used. A
+    distribution with an infinite support (``norm``, ``expon``, ``poisson``) is refused.
 
     Attributes
     ----------
@@ -944,3 +1003,194 @@ class SearchSpace(Mapping[str, Dimension]):
         dict of str to optuna.distributions.BaseDistribution
         """
         return {name: dimension.to_optuna() for name, dimension in self._dimensions.items()}
+
+
+class SpaceUnion:
+    """Several search spaces searched as one, as ``RandomizedSearchCV`` takes a list of dicts.
+
+    Parameters
+    ----------
+    spaces : sequence of Mapping
+        At least two spaces, each anything :class:`SearchSpace` accepts. A parameter may appear
+        in several of them, with different ranges.
+
+    Notes
+    -----
+    The cube holds a one-hot block that chooses the space, then each space's coordinates in
+    order. A point decodes to the chosen space's configuration only, as
+    ``RandomizedSearchCV`` draws a dict and then its parameters: the parameters of the other
+    spaces are left out (the estimator keeps its own values of them). Their coordinates carry
+    nothing, and :meth:`snap` moves them to a fixed point, so that the points of one
+    configuration are one point. A uniform point of the cube chooses each space with the same
+    probability, then decodes as that space's uniform point does.
+
+    Examples
+    --------
+    >>> union = SpaceUnion([{"kernel": ["linear"], "C": (0.1, 10.0)},
+    ...                     {"kernel": ["rbf"], "gamma": (0.0, 1.0)}])
+    >>> union.names
+    ('kernel', 'C', 'gamma')
+    >>> union.from_unit(union.to_unit({"kernel": "rbf", "gamma": 0.25}))
+    {'kernel': 'rbf', 'gamma': 0.25}
+    """
+
+    def __init__(self, spaces: Sequence[Mapping[str, Any]]) -> None:
+        spaces = list(spaces)
+        if len(spaces) < 2:
+            raise ValueError(f"SpaceUnion needs at least two spaces, got {len(spaces)}.")
+        subs = []
+        for i, s in enumerate(spaces):
+            try:
+                subs.append(SearchSpace(s))
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"space {i} of the list: {err}") from None
+        self.spaces: tuple[SearchSpace, ...] = tuple(subs)
+        k = len(subs)
+        self._starts = [k + sum(s.dim for s in subs[:i]) for i in range(k)]
+        self._dim = k + sum(s.dim for s in subs)
+        # the unused spaces' coordinates go to one fixed point: the snap of each one's centre
+        self._rest = [s.snap(np.full(s.dim, 0.5)) for s in subs]
+        names: dict[str, None] = {}
+        for s in subs:
+            names.update(dict.fromkeys(s.names))
+        self._names = tuple(names)
+
+    def __repr__(self) -> str:
+        return f"SpaceUnion({[dict(s) for s in self.spaces]!r})"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every parameter of every space, in order of first appearance."""
+        return self._names
+
+    @property
+    def dim(self) -> int:
+        """Number of cube coordinates: one per space, then each space's."""
+        return self._dim
+
+    def values(self) -> list[Dimension]:
+        """Every space's dimensions."""
+        return [d for s in self.spaces for d in s.values()]
+
+    @cached_property
+    def layout(self) -> tuple[Block, ...]:
+        """The choosing block (categorical), then each space's blocks, shifted."""
+        blocks = [Block(0, len(self.spaces), "categorical")]
+        for s, start in zip(self.spaces, self._starts, strict=True):
+            blocks += [Block(b.start + start, b.stop + start, b.kind, b.grid) for b in s.layout]
+        return tuple(blocks)
+
+    @cached_property
+    def n_configurations(self) -> int | None:
+        """The sum of the spaces' numbers of configurations; ``None`` when one is infinite."""
+        counts = [s.n_configurations for s in self.spaces]
+        return sum(c for c in counts if c is not None) if None not in counts else None
+
+    def covered_by(self, U: np.ndarray) -> bool:
+        """Whether the cube points ``U`` hold every configuration of a finite union."""
+        n = self.n_configurations
+        U = np.asarray(U, dtype=float).reshape(-1, self._dim)
+        return n is not None and len({u.tobytes() for u in self.snap(U)}) >= n
+
+    def _columns(self, i: int) -> slice:
+        return slice(self._starts[i], self._starts[i] + self.spaces[i].dim)
+
+    def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
+        """Encode a configuration in the first space that holds every one of its own
+        parameters at the values given (``params`` may name more parameters).
+
+        Raises
+        ------
+        ValueError
+            If no space holds it.
+        """
+        if not isinstance(params, Mapping):
+            raise TypeError(f"params must be a mapping, got {type(params).__name__}.")
+        for i, s in enumerate(self.spaces):
+            if not set(s.names) <= set(params):
+                continue
+            try:
+                inner = s.to_unit({name: params[name] for name in s.names})
+            except (TypeError, ValueError):
+                continue
+            u = np.concatenate([np.eye(len(self.spaces))[i], *self._rest])
+            u[self._columns(i)] = inner
+            return u
+        raise ValueError(f"no space of the list holds {dict(params)!r}.")
+
+    def to_unit_many(self, params_list: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """Encode several configurations, one per row (:meth:`to_unit`)."""
+        return np.array([self.to_unit(p) for p in params_list]).reshape(-1, self._dim)
+
+    def _chosen(self, U: np.ndarray) -> np.ndarray:
+        return np.argmax(U[:, : len(self.spaces)], axis=1)
+
+    def from_unit(self, u: np.ndarray) -> dict[str, Any]:
+        """Decode one point: the chosen space's configuration."""
+        return self.from_unit_many(np.asarray(u, dtype=float).reshape(1, -1))[0]
+
+    def from_unit_many(self, U: np.ndarray) -> list[dict[str, Any]]:
+        """Decode n points, one per row (:meth:`from_unit`)."""
+        U = np.asarray(U, dtype=float)
+        if U.ndim != 2 or U.shape[1] != self._dim:
+            raise ValueError(f"expected points of {self._dim} coordinates, got shape {U.shape}.")
+        return [
+            self.spaces[i].from_unit(u[self._columns(i)])
+            for u, i in zip(U, self._chosen(U), strict=True)
+        ]
+
+    def snap(self, U: np.ndarray) -> np.ndarray:
+        """The canonical encoding of each point's configuration: the choice one-hot, the
+        chosen space's coordinates snapped, the others at their fixed point."""
+        U = np.asarray(U, dtype=float)
+        rows = np.atleast_2d(U)
+        out = np.empty_like(rows)
+        k = len(self.spaces)
+        chosen = self._chosen(rows)
+        out[:, :k] = np.eye(k)[chosen]
+        for i, s in enumerate(self.spaces):
+            cols = self._columns(i)
+            out[:, cols] = self._rest[i]
+            mine = chosen == i
+            if mine.any():
+                out[mine, cols] = s.snap(rows[mine, cols])
+        return out.reshape(U.shape)
+
+    def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[dict[str, Any]]:
+        """Draw n configurations: each a uniform choice of space, then that space's draw."""
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError(f"`n` must be non-negative, got {n}.")
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        return self.from_unit_many(rng.random((n, self._dim)))
+
+
+Space = SearchSpace | SpaceUnion
+"""What a search searches: one space, or a union of several."""
+
+
+def as_space(spec: Any) -> Space:
+    """A search space from what a search takes: a mapping, or a list of mappings.
+
+    Parameters
+    ----------
+    spec : Mapping or list of Mapping
+        One space (anything :class:`SearchSpace` accepts), or a list of them, as
+        ``RandomizedSearchCV`` takes ``param_distributions``: a list of one is that space, of
+        several a :class:`SpaceUnion`.
+
+    Returns
+    -------
+    SearchSpace or SpaceUnion
+    """
+    if isinstance(spec, list):
+        if not spec:
+            raise ValueError("space is an empty list; give a dict, or a list of dicts.")
+        for i, s in enumerate(spec):
+            if not isinstance(s, Mapping):
+                raise TypeError(
+                    f"space[{i}] is a {type(s).__name__}; a list given as space holds dicts "
+                    "(one space each), as RandomizedSearchCV's param_distributions does."
+                )
+        return SearchSpace(spec[0]) if len(spec) == 1 else SpaceUnion(spec)
+    return SearchSpace(spec)

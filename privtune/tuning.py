@@ -43,7 +43,7 @@ from .registry import (
     laplace_noise_var,
     resolve_algorithm,
 )
-from .space import SearchSpace
+from .space import Space
 
 __all__ = [
     "ALGORITHMS",
@@ -699,9 +699,7 @@ class TuningEngine:
         return np.where(failed, scale.lowest, scale(np.where(failed, 0.0, values)))
 
     # -- the optimizer ------------------------------------------------------------------------
-    def build(
-        self, space: SearchSpace, *, seed=None, noise_seed: int | None = None
-    ) -> BaseOptimizer:
+    def build(self, space: Space, *, seed=None, noise_seed: int | None = None) -> BaseOptimizer:
         """A fresh optimizer for ``space`` with the algorithm's tuning defaults."""
         return make_optimizer(
             self.algorithm,
@@ -719,7 +717,7 @@ class TuningEngine:
     def sync(
         self,
         stream: Hashable,
-        space: SearchSpace,
+        space: Space,
         keys: Sequence[Hashable],
         X: np.ndarray,
         values: np.ndarray,
@@ -736,7 +734,7 @@ class TuningEngine:
         ----------
         stream : hashable
             Which history this is (a study, a fit): each has its own cached optimizer.
-        space : SearchSpace
+        space : SearchSpace or SpaceUnion
             The search space the points ``X`` encode.
         keys : sequence of hashable
             One identifier per history row, in order (e.g. trial numbers).
@@ -782,9 +780,7 @@ class TuningEngine:
         opt.reseed(key)
         return opt.ask(pending=pending, uniform=n_told < self.n_startup)
 
-    def warn_if_exhausted(
-        self, space: SearchSpace, opt: BaseOptimizer, pending, x: np.ndarray
-    ) -> None:
+    def warn_if_exhausted(self, space: Space, opt: BaseOptimizer, pending, x: np.ndarray) -> None:
         """With exact scores, warn once when the told and pending points and the proposal
         ``x`` hold every configuration of a finite space (:meth:`SearchSpace.covered_by`): a
         repeat returns the same score. The caller's run goes on (an Optuna sampler does not

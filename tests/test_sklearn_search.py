@@ -617,3 +617,89 @@ def test_an_untuned_estimator_that_cannot_be_evaluated_is_said_once():
     with pytest.warns(UserWarning, match="untuned estimator could not be evaluated"):
         s.fit(X, Y)
     assert s.best_params_["C"] >= 0.1
+
+
+# -- spaces as RandomizedSearchCV users write them ---------------------------------------------
+
+
+def test_scipy_distributions_tune_a_pipeline_within_their_support():
+    from scipy import stats
+
+    pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=300))
+    space = {
+        "logisticregression__C": stats.loguniform(1e-3, 1e2),
+        "logisticregression__tol": stats.uniform(1e-5, 1e-3),
+        "logisticregression__max_iter": stats.randint(100, 400),
+    }
+    s = PrivateBOSearchCV(pipe, space, n_iter=6, random_state=0).fit(X, Y)
+    for params in s.cv_results_["params"][1:]:  # the first is the untuned estimator
+        assert 1e-3 <= params["logisticregression__C"] <= 1e2
+        assert 1e-5 <= params["logisticregression__tol"] <= 1e-5 + 1e-3
+        assert params["logisticregression__max_iter"] in range(100, 400)
+        assert isinstance(params["logisticregression__max_iter"], int)
+
+
+SVC_SPACES = [
+    {"kernel": ["linear"], "C": (1e-2, 1e2, "log-uniform")},
+    {"kernel": ["rbf"], "C": (1e-2, 1e2, "log-uniform"), "gamma": (1e-4, 1.0, "log-uniform")},
+]
+
+
+def test_a_list_of_spaces_draws_each_candidate_from_one_of_them():
+    from sklearn.svm import SVC
+
+    s = PrivateBOSearchCV(SVC(), SVC_SPACES, n_iter=10, random_state=0).fit(X, Y)
+    results = s.cv_results_
+    kernels = set()
+    for i, params in enumerate(results["params"]):
+        # the untuned SVC (gamma="scale") lies outside both spaces: its own values, all three
+        own = i == 0 and params["gamma"] == "scale"
+        assert own or set(params) == set(SVC_SPACES[params["kernel"] == "rbf"]), params
+        # as in RandomizedSearchCV, a parameter the candidate's space lacks is masked
+        assert bool(results["param_gamma"].mask[i]) == ("gamma" not in params)
+        kernels.add(params["kernel"])
+    assert kernels == {"linear", "rbf"}
+    assert set(s.best_params_) in ({"kernel", "C"}, {"kernel", "C", "gamma"})
+
+
+def test_a_list_of_spaces_works_with_privacy_and_private_selection():
+    from sklearn.svm import SVC
+
+    kw = dict(privacy_budget=(10.0, 1e-6), value_range=(0.0, 1.0), random_state=0)
+    bo = PrivateBOSearchCV(SVC(), SVC_SPACES, n_iter=6, **kw).fit(X, Y)
+    assert len(bo.cv_results_["params"]) == 6
+    best = PrivateBOSearchCV(SVC(), SVC_SPACES, n_iter=6, release="best", **kw).fit(X, Y)
+    params = best.cv_results_["params"][0]
+    assert bool(best.cv_results_["param_gamma"].mask[0]) == ("gamma" not in params)
+
+
+def test_a_finite_list_of_spaces_stops_at_its_configurations_as_randomized_search_does():
+    from sklearn.svm import SVC
+
+    spaces = [{"kernel": ["linear"]}, {"kernel": ["rbf"], "shrinking": [True, False]}]
+    with pytest.warns(UserWarning, match="total space of parameters 3 is smaller than n_iter=5"):
+        s = PrivateBOSearchCV(SVC(), spaces, n_iter=5, random_state=0).fit(X, Y)
+    # the untuned SVC (rbf, shrinking) is one of the three
+    assert sorted(map(str, s.cv_results_["params"])) == sorted(
+        map(
+            str,
+            [
+                {"kernel": "linear"},
+                {"kernel": "rbf", "shrinking": True},
+                {"kernel": "rbf", "shrinking": False},
+            ],
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "space, error, match",
+    [
+        ([], ValueError, "space is an empty list"),
+        ([{"C": (0.1, 1.0)}, 3], TypeError, r"space\[1\] is a int"),
+        ([{"C": (0.1, 1.0)}, {"C": (1.0, 0.1)}], ValueError, "space 1 of the list: parameter 'C'"),
+    ],
+)
+def test_a_bad_list_of_spaces_is_refused_naming_the_space(space, error, match):
+    with pytest.raises(error, match=match):
+        PrivateBOSearchCV(LogisticRegression(), space, n_iter=2).fit(X, Y)

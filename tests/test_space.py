@@ -515,3 +515,95 @@ def test_sample_is_uniform_in_the_cube():
 def test_sample_rejects_a_negative_count():
     with pytest.raises(ValueError, match="non-negative"):
         SPACE.sample(-1, 0)
+
+
+def test_frozen_scipy_distributions_become_the_dimension_over_their_support():
+    from scipy import stats
+
+    space = SearchSpace(
+        {
+            "C": stats.loguniform(1e-3, 1e2),
+            "scaled": stats.reciprocal(1, 10, scale=2),  # still log-uniform, on [2, 20]
+            "shifted": stats.loguniform(1, 10, loc=1),  # not log-uniform on [2, 11]: linear
+            "tol": stats.uniform(1, 2),  # loc, scale: [1, 3]
+            "depth": stats.randint(1, 10),  # high exclusive, as in scipy and numpy
+            "alpha": stats.beta(2, 3),
+            "n": stats.binom(5, 0.3),
+        }
+    )
+    assert dict(space) == {
+        "C": Real(1e-3, 1e2, log=True),
+        "scaled": Real(2.0, 20.0, log=True),
+        "shifted": Real(2.0, 11.0),
+        "tol": Real(1.0, 3.0),
+        "depth": Integer(1, 9),
+        "alpha": Real(0.0, 1.0),
+        "n": Integer(0, 5),
+    }
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda s: s.norm(), r"parameter 'x': scipy.stats.norm has the unbounded support"),
+        (lambda s: s.poisson(3), r"scipy.stats.poisson has the unbounded support"),
+        (lambda s: s.uniform(0, 0), r"scipy.stats.uniform .* is not a valid distribution"),
+    ],
+)
+def test_scipy_distributions_without_a_finite_support_are_refused(make, match):
+    from scipy import stats
+
+    with pytest.raises(ValueError, match=match):
+        SearchSpace({"x": make(stats)})
+
+
+UNION = [
+    {"kernel": ["linear"], "C": (0.1, 10.0)},
+    {"kernel": ["rbf", "sigmoid"], "C": Integer(1, 4), "gamma": (1e-3, 1.0, "log-uniform")},
+]
+
+
+def test_a_union_decodes_to_one_space_and_snaps_each_configuration_to_one_point():
+    from privtune.space import SpaceUnion
+
+    union = SpaceUnion(UNION)
+    assert union.names == ("kernel", "C", "gamma")
+    assert union.dim == 2 + 2 + 2 + 1 + 1 and union.layout[-1].stop == union.dim
+    U = np.random.default_rng(0).random((400, union.dim))
+    decoded = union.from_unit_many(U)
+    S = union.snap(U)
+    assert np.array_equal(union.snap(S), S)  # a fixed point
+    assert union.from_unit_many(S) == decoded  # the same configurations
+    assert all(set(p) in ({"kernel", "C"}, {"kernel", "C", "gamma"}) for p in decoded)
+    # a uniform point chooses each space with probability 1/2 (400 draws: SE 0.025; 4 SE)
+    assert abs(np.mean(["gamma" in p for p in decoded]) - 0.5) < 0.1
+    # equal configurations are one point, whatever the unused coordinates held
+    rows = {S[i].tobytes() for i, p in enumerate(decoded) if p["kernel"] == "rbf" and p["C"] == 2}
+    assert len(rows) == len({str(p) for p in decoded if p["kernel"] == "rbf" and p["C"] == 2})
+    for p in decoded[:20]:
+        assert union.from_unit(union.to_unit(p)) == pytest.approx(p)
+
+
+def test_a_union_counts_and_covers_its_configurations():
+    from privtune.space import SpaceUnion
+
+    union = SpaceUnion([{"kernel": ["linear"]}, {"kernel": ["rbf"], "shrinking": [True, False]}])
+    assert union.n_configurations == 3
+    configs = [{"kernel": "linear"}, {"kernel": "rbf", "shrinking": True}]
+    assert not union.covered_by(union.to_unit_many(configs))
+    configs.append({"kernel": "rbf", "shrinking": False})
+    assert union.covered_by(union.to_unit_many(configs))
+    assert SpaceUnion(UNION).n_configurations is None
+
+
+def test_a_union_encodes_in_the_first_space_that_holds_a_configuration():
+    from privtune.space import SpaceUnion
+
+    union = SpaceUnion(UNION)
+    # extra parameters are allowed (an estimator's own values name them all)
+    u = union.to_unit({"kernel": "rbf", "C": 3, "gamma": 0.5, "degree": 3})
+    assert union.from_unit(u) == pytest.approx({"kernel": "rbf", "C": 3, "gamma": 0.5})
+    with pytest.raises(ValueError, match="no space of the list holds"):
+        union.to_unit({"kernel": "poly", "C": 1.0})
+    with pytest.raises(ValueError, match="at least two spaces"):
+        SpaceUnion(UNION[:1])
