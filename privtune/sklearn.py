@@ -884,7 +884,7 @@ default="auto"
             # the untuned estimator first: its point, or an arm outside the cube
             extra = [f.default_params] if outside and r == 0 else []
             U = bo.propose(r * q, size - len(extra))
-            candidates = [*extra, *(f.space.from_unit(u) for u in U)]
+            candidates = [*extra, *(self._params_at(u) for u in U)]
             batch = self._evaluate_batch(evaluate_candidates, candidates, round_ctx)
             if batch is None:
                 bo.record_failed(U)
@@ -911,6 +911,18 @@ default="auto"
             results[f"posterior_mean_test_{f.plan.metric}"] = np.clip(
                 posterior, *f.plan.optimized_range
             )
+
+    def _params_at(self, u: np.ndarray) -> dict:
+        """The configuration at cube point ``u``; at the untuned estimator's point, its own
+        values as the estimator holds them (a log scale's decoding of ``1e-4`` is
+        ``1.0000000000000009e-4``, which would read as a tuned value)."""
+        f = self._fit
+        params = f.space.from_unit(u)
+        default_u = None if f.bo is None else f.bo.default_u
+        if default_u is not None and np.array_equal(u, default_u):
+            assert f.default_params is not None
+            params = {name: f.default_params[name] for name in params}
+        return params
 
     def _distinct_candidates(self, n_iter: int, n_outside: int) -> int:
         """``n_iter``, or the number of distinct candidates when exact scores make a repeat

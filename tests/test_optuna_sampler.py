@@ -759,3 +759,18 @@ def test_value_range_accepts_only_a_pair_of_numbers(value_range):
 def test_an_unknown_optimizer_kwarg_names_the_algorithm_and_the_allowed_keys():
     with pytest.raises(ValueError, match=r"optimizer_kwargs has \['lamb'\].*'gp-ucb'.*'lam'"):
         PrivateGPUCBSampler("gp-ucb", optimizer_kwargs={"lamb": 1.0})
+
+
+def test_the_recommended_untuned_values_come_back_exactly_as_enqueued():
+    # the recommendation is a stored trial's parameters: an enqueued 1e-4 on a log scale stays
+    # 1e-4 (a cube decoding would give 1.0000000000000009e-4)
+    sampler = PrivateGPUCBSampler(
+        "gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=0, n_startup_trials=2
+    )
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.enqueue_trial({"tol": 1e-4})
+    objective = sampler.privatize(
+        lambda t: 0.5 + 0.0 * t.suggest_float("tol", 1e-6, 1e-2, log=True)
+    )
+    study.optimize(objective, 6)
+    assert sampler.recommend(study, baseline=0) == {"tol": 1e-4}

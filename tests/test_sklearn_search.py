@@ -703,3 +703,16 @@ def test_a_finite_list_of_spaces_stops_at_its_configurations_as_randomized_searc
 def test_a_bad_list_of_spaces_is_refused_naming_the_space(space, error, match):
     with pytest.raises(error, match=match):
         PrivateBOSearchCV(LogisticRegression(), space, n_iter=2).fit(X, Y)
+
+
+def test_the_untuned_values_come_back_exactly_as_the_estimator_holds_them():
+    # 1e-4 on a log scale decodes to 1.0000000000000009e-4; the untuned estimator's row, its
+    # pick and best_params_ must say 1e-4, or the default reads as a tuned value
+    space = {"tol": (1e-6, 1e-2, "log-uniform"), "C": (1e-2, 1e2, "log-uniform")}
+    est = LogisticRegression(max_iter=200)
+    for kwargs in ({}, {"privacy_budget": (1.0, 1e-6), "value_range": (0.0, 1.0)}):
+        s = PrivateBOSearchCV(est, space, n_iter=4, random_state=0, **kwargs).fit(X, Y)
+        assert s.cv_results_["params"][0] == {"tol": 1e-4, "C": 1.0}
+        assert s.cv_results_["param_tol"][0] == 1e-4
+    # with privacy at epsilon 1 the untuned estimator is kept: exactly its values
+    assert s.best_params_ == {"tol": 1e-4, "C": 1.0}
