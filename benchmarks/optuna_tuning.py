@@ -41,7 +41,7 @@ Usage::
     python -m benchmarks.optuna_tuning --quick          # smoke run (tests)
     # a default against an alternative, in a separate results folder:
     python -m benchmarks.optuna_tuning run --models mlp --seeds 0 4 --epsilons none \\
-        --samplers gp-ucb --optimizer-kwargs '{"lam": 1.0}' --out /tmp/lam1
+        --samplers gp-ucb --optimizer-kwargs '{"acquisition": "ucb"}' --out /tmp/ucb
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["UNSET", "check_bool", "check_float", "check_int", "renamed"]
+__all__ = ["UNSET", "check_bool", "check_float", "check_int", "check_seed", "renamed"]
 
 
 def check_int(name: str, value, minimum: int = 1) -> int:
@@ -16,6 +16,20 @@ def check_int(name: str, value, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
+
+
+def check_seed(name: str, seed: Any, *, generator: bool = False) -> Any:
+    """``seed`` as ``None`` or an ``int >= 0`` (or, with ``generator=True``, a
+    ``numpy.random.Generator``, returned as it is), or an error naming ``name``: a
+    ``TypeError`` for another type, a ``ValueError`` for a negative integer."""
+    if seed is None or (generator and isinstance(seed, np.random.Generator)):
+        return seed
+    allowed = "None, an int >= 0" + (" or a numpy.random.Generator" if generator else "")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be {allowed}, got {seed!r}.")
+    if seed < 0:
+        raise ValueError(f"{name} must be {allowed}, got {seed!r}.")
+    return int(seed)
 
 
 def check_bool(name: str, value) -> bool:
@@ -38,7 +52,7 @@ def check_float(
     ``closed_high=False``, ``[low, ...`` with ``closed_low=True``), or an error naming ``name``
     and the allowed range: a ``TypeError`` for a non-number, a ``ValueError`` for a number
     outside the range."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):
         raise TypeError(f"{name} must be a float, got {value!r}.")
     try:
         v = float(value)

@@ -20,8 +20,10 @@ are what is protected.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,7 @@ from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from ._checks import check_int
+from ._checks import check_int, check_seed
 from .optuna_privacy import StudyPrivacy
 from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed
@@ -39,7 +41,7 @@ from .registry import PrivacyModel
 from .space import SearchSpace
 from .tuning import TunerSettings, TuningEngine, model_epsilon, warn_repeated_plays
 
-__all__ = ["GOUCBSampler", "PrivateGPUCBSampler"]
+__all__ = ["GOUCBSampler", "Pick", "PrivateGPUCBSampler"]
 
 _logger = logging.getLogger(__name__)
 
@@ -51,14 +53,6 @@ _INDEPENDENT_SAMPLING_WARNING = (
     "suppress this warning by setting `warn_independent_sampling` to `False` in the "
     "constructor of `{sampler_name}` if this independent sampling is intended behavior."
 )
-
-
-def _check_seed(name: str, seed: Any) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be None or an integer >= 0, got {seed!r}.")
-    return int(seed)
 
 
 def _model_seed(seed: int | None) -> int:
@@ -106,6 +100,29 @@ def _inside(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> bo
         except (TypeError, ValueError):
             return False
     return True
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A sampler's recommendation at one moment of a study (:meth:`PrivateGPUCBSampler.pick`).
+
+    Attributes
+    ----------
+    trial : int
+        The recommended trial's number.
+    params : dict
+        Its parameters.
+    mean, std : float
+        The posterior mean and standard deviation of its score, in score units.
+    n_complete : int
+        The completed trials the recommendation was made from.
+    """
+
+    trial: int
+    params: dict[str, Any]
+    mean: float
+    std: float
+    n_complete: int
 
 
 class PrivateGPUCBSampler(BaseSampler):
@@ -283,9 +300,14 @@ class PrivateGPUCBSampler(BaseSampler):
         #: (:meth:`privatize`) or from the study's receipts.
         self.n_val: int | None = None
         self.n_startup_trials = check_int("n_startup_trials", n_startup_trials, minimum=0)
-        self.seed = _check_seed("seed", seed)
-        self.noise_seed = _check_seed("noise_seed", noise_seed)
+        self.seed = check_seed("seed", seed)
+        self.noise_seed = check_seed("noise_seed", noise_seed)
         check_seedable("noise_seed", self.noise_seed)
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise TypeError(
+                "independent_sampler must be an Optuna sampler instance (for example "
+                f"optuna.samplers.RandomSampler(seed=0)) or None, got {independent_sampler!r}."
+            )
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._warn_independent_sampling = bool(warn_independent_sampling)
         # The model's seed (Nyström sampling) is fixed for the sampler's life, so a cached
@@ -614,6 +636,36 @@ class PrivateGPUCBSampler(BaseSampler):
         -------
         optuna.trial.FrozenTrial
         """
+        return self._recommend(study, baseline)[0]
+
+    def pick(self, study: Study, baseline: int | None = None) -> Pick:
+        """The recommendation now, with the model's estimate of its score.
+
+        What to show while a study runs instead of ``study.best_value``, which with privacy
+        is the largest noisy value (above the score's range, often). Computed from the stored
+        values only, so with privacy it is post-processing and costs nothing;
+        :class:`privtune.optuna_pick.PickTracker` calls it after every trial.
+
+        Parameters
+        ----------
+        study : optuna.study.Study
+        baseline : int, optional
+            As for :meth:`recommend`.
+
+        Returns
+        -------
+        Pick
+            The recommended trial's number and parameters, the posterior mean and standard
+            deviation of its score (score units; for a baseline outside the search space, its
+            stored value and the curator's noise standard deviation), and the number of
+            completed trials.
+        """
+        trial, mean, std = self._recommend(study, baseline)
+        n = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+        return Pick(trial.number, dict(trial.params), mean, std, n)
+
+    def _recommend(self, study: Study, baseline: int | None) -> tuple[FrozenTrial, float, float]:
+        """The recommended trial, and the posterior mean and standard deviation of its score."""
         _single_objective(study)
         trials = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not trials:
@@ -639,19 +691,24 @@ class PrivateGPUCBSampler(BaseSampler):
                     f"of this study; got {baseline!r}."
                 )
             row, outside = (rows[0], None) if rows else (None, others[0])
+        release = self._privacy.release
+        noise = 0.0 if release is None else release.curator.noise_variance
+        if outside is not None:  # the baseline lies outside the space: an arm apart
+            arm = (outside, float(outside.values[0]), math.sqrt(noise))
         if not completed:
             if outside is None:
                 raise ValueError("recommend needs a completed trial inside the search space.")
-            return outside
+            return arm
         with self._lock:
             opt, scale = self._optimizer(study, space, search_space, completed)
-            if outside is not None:  # the baseline lies outside the space: an arm apart
-                release = self._privacy.release
-                noise = 0.0 if release is None else release.curator.noise_variance
-                pick = self.engine.recommend_against(opt, scale, float(outside.values[0]), noise)
-                return outside if pick < 0 else completed[pick]
-            # The told rows are the completed trials, in order.
-            return completed[self.engine.recommend(opt, baseline=row)]
+            if outside is not None:
+                pick = self.engine.recommend_against(opt, scale, arm[1], noise)
+            else:  # the told rows are the completed trials, in order
+                pick = self.engine.recommend(opt, baseline=row)
+            if pick < 0:
+                return arm
+            mean, std = self.engine.posterior_band(opt, scale, opt.X[pick : pick + 1])
+        return completed[pick], float(mean[0]), float(std[0])
 
     def recommend(self, study: Study, baseline: int | None = None) -> dict[str, Any]:
         """Parameters of the evaluated configuration with the best posterior mean.
@@ -825,6 +882,12 @@ class GOUCBSampler(PrivateGPUCBSampler):
     ) -> None:
         if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
             raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
+        for name in ("horizon", "n_explore"):
+            if name in (optimizer_kwargs or {}):
+                raise ValueError(
+                    f"{name} is an argument of GOUCBSampler: pass GOUCBSampler({name}=...), "
+                    "not optimizer_kwargs={" + repr(name) + ": ...} (two values would disagree)."
+                )
         kwargs = {"horizon": horizon, "n_explore": n_explore, **(optimizer_kwargs or {})}
         self.horizon = horizon
         self.n_explore = n_explore

@@ -992,13 +992,19 @@ default="auto"
         f = self._fit
         assert f.bo is not None
         metric = f.plan.metric
-        value = f.bo.best
+        value, note = f.bo.best, ""
         if self._private and results is not None:
             scores = results[f"mean_test_{metric}"]
             if f.bo.has_finite(scores):
                 posterior, pick = f.bo.recommend(scores, self._noise_variance())
-                value = float(np.clip(posterior[pick], *f.plan.optimized_range))
-        shown = f"{value:.4f}" if math.isfinite(value) else "none yet"
+                lo, hi = f.plan.optimized_range
+                value = min(max(float(posterior[pick]), lo), hi)
+                if value != float(posterior[pick]):  # said, never shown as if measured
+                    note = (
+                        f" (clipped to the score's range [{lo}, {hi}]; the model's mean is "
+                        f"{float(posterior[pick]):.4f}, from few or noisy reports)"
+                    )
+        shown = f"{value:.4f}{note}" if math.isfinite(value) else "none yet"
         if not self._private:
             what = f"best mean_test_{metric} so far: {shown}"
         else:

@@ -54,6 +54,9 @@ _CUBE_TOLERANCE = 1e-6
 
 _PRIORS = {"uniform": False, "log-uniform": True}
 
+# The largest integer bound: every integer up to it is a float, exactly.
+_MAX_EXACT_INT = 2**53
+
 _ACCEPTED_FORMS = (
     "a privtune Real, Integer or Categorical; an Optuna FloatDistribution, IntDistribution or "
     "CategoricalDistribution; a frozen scipy.stats distribution with finite support (such as "
@@ -263,6 +266,11 @@ class Real(_Numeric):
             )
         if log and low <= 0.0:
             raise ValueError(f"{owner}: `log=True` requires `low > 0`, got low={low}.")
+        if not math.isfinite(high - low):
+            raise ValueError(
+                f"{owner}: the width `high - low` overflows a float (low={low}, high={high}); "
+                "rescale the parameter, or use log=True for a range over many decades."
+            )
         step = self.step
         if step is not None:
             step = _finite_float(step, "step", owner)
@@ -357,6 +365,12 @@ class Integer(_Numeric):
             object.__setattr__(self, name, int(value))
         log = _check_log_flag(self.log, owner)
         object.__setattr__(self, "log", log)
+        for name in ("low", "high"):
+            if abs(getattr(self, name)) > _MAX_EXACT_INT:
+                raise ValueError(
+                    f"{owner}: `{name}` must lie within +-2**53 (the integers a float, and so "
+                    f"the cube, holds exactly), got {name}={getattr(self, name)}."
+                )
         if self.low > self.high:
             raise ValueError(
                 f"{owner}: `low` must not exceed `high`, got low={self.low}, high={self.high}."

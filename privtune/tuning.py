@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_bool
+from ._checks import check_bool, check_float
 from .cube import Block
 from .optimizers import BaseOptimizer
 from .privacy.composition import PrivacyBudget
@@ -327,6 +327,14 @@ def make_optimizer(
     if spec.private_model != PrivacyModel.LDP:  # the qff algorithms' own privacy noise
         kwargs["noise_seed"] = noise_seed
     kwargs.update(overrides)
+    unused = sorted({"lam", "kernel"} & set(overrides))
+    if unused and kwargs.get("surrogate") == "fitted":
+        raise ValueError(
+            f"optimizer_kwargs {unused} set the papers' fixed surrogate (its noise variance "
+            "and kernel), which the default fitted surrogate does not use: it fits its kernel "
+            "and its noise (a nugget) to the scores, so a noisy objective needs no setting. "
+            'Drop them, or add "surrogate": "fixed" to use the fixed model with them.'
+        )
     return spec.optimizer(dim, **kwargs)
 
 
@@ -395,6 +403,11 @@ class RewardScale:
         if self.unit:
             r = 2.0 * r - 1.0
         return (self.sign * r * (self.hi - self.lo) + self.lo + self.hi) / 2.0
+
+    def to_score_sd(self, sd) -> np.ndarray:
+        """Standard deviations of rewards in score units."""
+        factor = (self.hi - self.lo) / (1.0 if self.unit else 2.0)
+        return np.asarray(sd, dtype=float) * abs(factor)
 
     def __call__(self, values) -> np.ndarray:
         """Rewards of ``values``; infinite scores are clipped to ``[lo, hi]`` first."""
@@ -523,6 +536,7 @@ def privacy_summary(
         (``"score"`` or ``"record"``, with ``n_val``) and ``protects``: the sentence that says
         whom the composed epsilon protects (and that it protects little above 10).
     """
+    delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
     unit = PrivacyUnit.score() if unit is None else unit
     owners = ledger.n_reports_by_owner()
     worst = None
@@ -832,6 +846,12 @@ class TuningEngine:
         """The posterior mean at ``X``, in score units."""
         mean, _ = opt.predict(X)
         return scale.to_score(mean)
+
+    @staticmethod
+    def posterior_band(opt: BaseOptimizer, scale: RewardScale, X) -> tuple[np.ndarray, np.ndarray]:
+        """The posterior mean and standard deviation at ``X``, in score units."""
+        mean, std = opt.predict(X)
+        return scale.to_score(mean), scale.to_score_sd(std)
 
     def curator(
         self,

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "privtune"
-ADAPTERS = {"privtune.sklearn", "privtune.optuna", "privtune.optuna_privacy"}
+ADAPTERS = {
+    "privtune.sklearn",
+    "privtune.optuna",
+    "privtune.optuna_pick",
+    "privtune.optuna_privacy",
+}
 # the math layer: numpy and scipy only, besides privtune itself
 MATH = (
     "privtune.optimizers",

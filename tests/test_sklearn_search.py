@@ -716,3 +716,27 @@ def test_the_untuned_values_come_back_exactly_as_the_estimator_holds_them():
         assert s.cv_results_["param_tol"][0] == 1e-4
     # with privacy at epsilon 1 the untuned estimator is kept: exactly its values
     assert s.best_params_ == {"tol": 1e-4, "C": 1.0}
+
+
+def test_verbose_says_when_the_pick_s_posterior_mean_is_clipped_to_the_range():
+    # epsilon 0.5 on a unit range: Laplace noise of scale 2, so the model's mean leaves [0, 1]
+    # (seeded: noise_random_state=1 does in the last round); a clipped value is never shown
+    # bare, as if it were a measured 1.0000
+    out = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+        warnings.simplefilter("ignore")
+        PrivateBOSearchCV(
+            LogisticRegression(max_iter=200),
+            {"C": (1e-3, 1e2, "log-uniform")},
+            n_iter=6,
+            epsilon=0.5,
+            value_range=(0.0, 1.0),
+            random_state=0,
+            noise_random_state=1,
+            verbose=1,
+        ).fit(X, Y)
+    lines = [line for line in out.getvalue().splitlines() if "posterior mean" in line]
+    assert "clipped to the score's range [0.0, 1.0]; the model's mean is" in lines[-1]
+    for line in lines:
+        if re.search(r"score: (1\.0000|0\.0000)", line):
+            assert "clipped" in line

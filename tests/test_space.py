@@ -191,6 +191,7 @@ def test_vectorised_methods_agree_with_row_by_row(space_and_points):
         ({"low": 1.0, "high": 2.0, "log": True, "step": 0.1}, "cannot be combined with `log"),
         ({"low": 0.0, "high": 1.0, "step": 0.0}, "`step` must be positive"),
         ({"low": 0.0, "high": 1.0, "step": -0.1}, "`step` must be positive"),
+        ({"low": -1e308, "high": 1e308}, r"the width `high - low` overflows a float"),
     ],
 )
 def test_real_rejects_invalid_arguments(kwargs, match):
@@ -215,6 +216,7 @@ def test_real_rejects_arguments_of_the_wrong_type(kwargs):
         ({"low": 0, "high": 10, "step": -2}, "`step` must be a positive int"),
         ({"low": 0, "high": 10, "log": True}, r"`log=True` requires `low >= 1`"),
         ({"low": 1, "high": 10, "log": True, "step": 2}, r"`log=True` requires `step == 1`"),
+        ({"low": 0, "high": 10**400}, r"`high` must lie within \+-2\*\*53"),
     ],
 )
 def test_integer_rejects_invalid_arguments(kwargs, match):

@@ -28,7 +28,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 
-from .._checks import check_float, check_int
+from .._checks import check_float, check_int, check_seed
 from ..features import RandomFourierFeatures
 from ..privacy.accounting import check_user_delta
 from ..privacy.errors import check_value_range as _check_value_range
@@ -331,7 +331,9 @@ class FederatedSearch(BaseEstimator):
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         classifier = is_classifier(self.estimator)
 
-        seeds = np.random.SeedSequence(self.random_state).generate_state(3 * n_parties + 1)
+        random_state = check_seed("random_state", self.random_state)
+        check_seed("noise_random_state", self.noise_random_state)
+        seeds = np.random.SeedSequence(random_state).generate_state(3 * n_parties + 1)
         features = RandomFourierFeatures(space.dim, m // 2, self.lengthscale, seed=int(seeds[0]))
         splittable = np.zeros(space.dim, dtype=bool)
         for name, dimension in space.items():

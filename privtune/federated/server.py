@@ -190,6 +190,11 @@ class DPFTSServer:
                 "to amplify. Give z, or leave q=1."
             )
         self.a = check_float("a", a, low=0.0)
+        if not (isinstance(weight_schedule, (tuple, list)) and len(weight_schedule) == 2):
+            raise ValueError(
+                "weight_schedule must be a pair (hold, decay) of ints: the rounds the "
+                f"central weight is held, then the rounds it decays over; got {weight_schedule!r}."
+            )
         hold, decay = weight_schedule
         self.hold = check_int("weight_schedule[0] (hold)", hold, minimum=0)
         self.decay = check_int("weight_schedule[1] (decay)", decay, minimum=1)

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
-from .._checks import check_bool, check_float, check_int
+from .._checks import check_bool, check_float, check_int, check_seed
 from ..acquisition import (
     RAW_SAMPLING,
     Acquisition,
@@ -205,7 +205,7 @@ class BaseOptimizer:
             if min_signal is None
             else check_float("min_signal", min_signal, low=0.0, high=1.0, closed_low=True)
         )
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
         self._v: list[float] = []  # the known noise variance of each told reward

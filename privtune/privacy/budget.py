@@ -257,7 +257,9 @@ def plan_budget(
     lo, hi = check_value_range(value_range)
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
-    counts = [n_trials] if isinstance(n_trials, (int, np.integer)) else list(n_trials)
+    counts: list[Any] = [n_trials]
+    if isinstance(n_trials, Sequence | np.ndarray) and not isinstance(n_trials, str):
+        counts = list(n_trials)
     if not counts:
         raise ValueError("n_trials must be a positive integer or a non-empty sequence of them.")
     ns = np.array([check_int("n_trials", n) for n in counts], dtype=int)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._checks import check_seed
 from .composition import BudgetMeter
 from .errors import BudgetExhaustedError, PrivacyError
 from .errors import check_epsilon as _check_epsilon
@@ -55,6 +56,7 @@ class _Curator:
             raise TypeError(f"unit must be a PrivacyUnit, got {type(unit).__name__}.")
         #: Whom a release protects: the whole score (default) or each validation record.
         self.unit = PrivacyUnit.score() if unit is None else unit
+        seed = check_seed("seed", seed, generator=True)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self.ledger = PrivacyLedger() if ledger is None else ledger
         #: Counts the releases against a total budget; ``None``: no limit.

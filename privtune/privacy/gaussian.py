@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_int, check_seed
 
 __all__ = [
     "TreeAggregation",
@@ -196,7 +196,7 @@ class TreeAggregation:
         if not (math.isfinite(sigma) and sigma >= 0):
             raise ValueError(f"sigma must be a finite float >= 0, got {sigma!r}.")
         self.sigma = float(sigma)
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(check_seed("seed", seed))
         levels = tree_depth(self.horizon) + 1
         self._exact = [np.zeros((self.size, self.size)) for _ in range(levels)]
         self._noisy = [np.zeros((self.size, self.size)) for _ in range(levels)]

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from .._checks import check_float
+from .._checks import check_float, check_seed
 from ..acquisition import baseline_level
 from .composition import (
     SHAPES,
@@ -376,8 +376,8 @@ def private_selection(
     value_range = _check_value_range(value_range)
     plan = SelectionPlan.from_args(mean, distribution, epsilon, privacy_budget, delta=delta)
     dist, epsilon0, delta = plan.distribution, plan.epsilon_per_candidate, plan.delta
-    check_seedable("noise_seed", noise_seed)
-    rng = np.random.default_rng(seed)
+    check_seedable("noise_seed", check_seed("noise_seed", noise_seed))
+    rng = np.random.default_rng(check_seed("seed", seed))
     k = dist.draw(rng)  # before any score: K does not depend on the data
     candidates = [sample(rng) for _ in range(k)]
     selector = Selector(

@@ -1,0 +1,197 @@
+"""Views of the pick for Optuna users: follow the recommendation as a study runs, and plot it.
+
+With privacy, everything Optuna shows of a study's progress follows the stored values: the
+progress bar's "Best value", ``study.best_trial`` and every ``optuna.visualization`` plot track
+the largest *noisy* value, which is mostly the luckiest draw (often above the score's range).
+What the user will use is the sampler's recommendation
+(:meth:`privtune.PrivateGPUCBSampler.pick`): a trial chosen by the model's posterior mean, with
+the model's estimate of its score. :class:`PickTracker` computes it after every trial, keeps its
+history, stores it in the study's user attributes (where Optuna's dashboard shows it) and prints
+it if asked; :func:`plot_pick` draws it against the stored values. Both read only stored values,
+so with privacy they are post-processing and cost no privacy.
+
+Example
+-------
+>>> import optuna
+>>> from privtune import PrivateGPUCBSampler
+>>> from privtune.optuna_pick import PickTracker
+>>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+>>> sampler = PrivateGPUCBSampler(epsilon=10.0, value_range=(0.0, 1.0), seed=0, noise_seed=0)
+>>> study = sampler.create_study(direction="maximize")
+>>> tracker = PickTracker(sampler)
+>>> _ = sampler.optimize(study, lambda t: t.suggest_float("x", 0, 1), 12, callbacks=[tracker])
+>>> len(tracker.history), tracker.history[-1].n_complete
+(12, 12)
+>>> sorted(study.user_attrs["privtune_pick"])
+['mean', 'n_complete', 'std', 'trial']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+from ._checks import check_bool, check_int
+from .optuna import Pick, PrivateGPUCBSampler
+
+__all__ = ["PickTracker", "plot_pick"]
+
+#: The user attribute in which :class:`PickTracker` stores the latest pick.
+USER_ATTR = "privtune_pick"
+
+
+class PickTracker:
+    """An Optuna callback that follows the sampler's recommendation as the study runs.
+
+    Pass it to ``study.optimize(..., callbacks=[tracker])`` (or
+    :meth:`PrivateGPUCBSampler.optimize`). After every ``every``-th completed trial it asks the
+    sampler for its pick (:meth:`PrivateGPUCBSampler.pick`), appends it to :attr:`history`,
+    stores its trial number, posterior mean and standard deviation in the study's user
+    attribute ``"privtune_pick"`` (shown by optuna-dashboard with the study), and with
+    ``show=True`` prints one line. Use it in place of Optuna's progress bar, whose "Best value"
+    is the largest stored value (with privacy, the luckiest noise draw):
+    ``show_progress_bar=False`` and ``PickTracker(sampler, show=True)``.
+
+    Parameters
+    ----------
+    sampler : PrivateGPUCBSampler
+        The study's sampler (or a :class:`~privtune.GOUCBSampler`).
+    baseline : int, optional
+        The number of the trial to keep unless beaten (the untuned configuration, enqueued
+        first), as for :meth:`PrivateGPUCBSampler.recommend`; used once it has completed.
+    every : int, default=1
+        Recompute the pick after every ``every``-th completed trial (each costs one model
+        update, a small fraction of a trial's time for a cross-validated objective).
+    show : bool, default=False
+        Print one line per update.
+
+    Attributes
+    ----------
+    history : list of privtune.optuna.Pick
+        The picks, in order.
+    """
+
+    def __init__(
+        self,
+        sampler: PrivateGPUCBSampler,
+        *,
+        baseline: int | None = None,
+        every: int = 1,
+        show: bool = False,
+    ) -> None:
+        if not isinstance(sampler, PrivateGPUCBSampler):
+            raise TypeError(
+                f"sampler must be a PrivateGPUCBSampler (or GOUCBSampler), got {sampler!r}."
+            )
+        if baseline is not None and (isinstance(baseline, bool) or not isinstance(baseline, int)):
+            raise TypeError(f"baseline must be a trial number (an int) or None, got {baseline!r}.")
+        self.sampler = sampler
+        self.baseline = baseline
+        self.every = check_int("every", every)
+        self.show = check_bool("show", show)
+        self.history: list[Pick] = []
+
+    def __call__(self, study: Study, trial: FrozenTrial) -> None:
+        if trial.state != TrialState.COMPLETE:
+            return
+        complete = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if len(complete) % self.every:
+            return
+        done = {t.number for t in complete}
+        baseline = self.baseline if self.baseline in done else None
+        pick = self.sampler.pick(study, baseline=baseline)
+        self.history.append(pick)
+        study.set_user_attr(
+            USER_ATTR,
+            {"trial": pick.trial, "mean": pick.mean, "std": pick.std, "n_complete": len(done)},
+        )
+        if self.show:
+            print(
+                f"[privtune] {pick.n_complete} trials: pick = trial {pick.trial}, posterior "
+                f"mean {pick.mean:.4f} +- {pick.std:.4f} {pick.params}",
+                flush=True,
+            )
+
+
+def plot_pick(
+    history: Sequence[Pick],
+    study: Study | None = None,
+    *,
+    title: str | None = None,
+    axes: Any = None,
+) -> Any:
+    """Plot the pick's posterior mean, with a 95 % band, against the number of trials.
+
+    The stored values (with privacy, the released noisy scores) go to their own panel below,
+    so their spread does not set the scale of the pick's; the trial axis has integer ticks.
+
+    Parameters
+    ----------
+    history : sequence of Pick
+        :attr:`PickTracker.history`.
+    study : optuna.study.Study, optional
+        The study, for the panel of stored values.
+    title : str, optional
+        The figure's title (default: says what is plotted).
+    axes : sequence of two matplotlib Axes, optional
+        Where to draw (the pick's, the values'); default: a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    try:
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+    except ImportError:
+        raise ImportError(
+            "plot_pick needs matplotlib: pip install matplotlib (or privtune[bench])."
+        ) from None
+    if not history:
+        raise ValueError("history is empty: run the study with the PickTracker first.")
+    if axes is None:
+        height = (3, 1.6) if study is not None else (3,)
+        fig, axes = plt.subplots(
+            len(height),
+            1,
+            figsize=(7, sum(height) + 0.8),
+            sharex=True,
+            gridspec_kw={"height_ratios": height},
+            squeeze=False,
+        )
+        axes = list(axes[:, 0])
+    fig = axes[0].figure
+    n = [p.n_complete for p in history]
+    mean = [p.mean for p in history]
+    low = [p.mean - 1.96 * p.std for p in history]
+    high = [p.mean + 1.96 * p.std for p in history]
+    ax = axes[0]
+    ax.fill_between(n, low, high, step="post", alpha=0.25, color="C0", label="95 % band")
+    ax.step(
+        n, mean, where="post", color="C0", marker="o", markersize=3, label="pick's posterior mean"
+    )
+    ax.set_ylabel("score")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    if study is not None and len(axes) > 1:
+        done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+        values = axes[1]
+        values.plot(
+            [i + 1 for i in range(len(done))],
+            [t.value for t in done],
+            ".",
+            color="0.5",
+            alpha=0.6,
+            label="stored values",
+        )
+        values.set_ylabel("stored value")
+        values.legend(loc="lower right", fontsize=8)
+        values.grid(alpha=0.3)
+    axes[-1].set_xlabel("completed trials")
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(title or "The recommendation as the study ran")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,102 @@
+"""Bad arguments are refused where they enter, with an error naming the parameter and what is
+allowed (never a bare error from deep inside, at the first trial or fit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+
+from privtune import GOUCBSampler, PrivateGPUCBSampler
+from privtune.privacy import LaplaceCurator, plan_budget, private_selection
+
+
+def test_an_independent_sampler_that_is_not_a_sampler_is_refused_at_construction():
+    with pytest.raises(TypeError, match="independent_sampler must be an Optuna sampler"):
+        PrivateGPUCBSampler(independent_sampler="random")
+
+
+@pytest.mark.parametrize(
+    "seed, error", [("abc", TypeError), (-1, ValueError), (1.5, TypeError), (True, TypeError)]
+)
+def test_bad_seeds_are_refused_naming_the_parameter(seed, error):
+    with pytest.raises(error, match=r"seed must be None, an int >= 0"):
+        LaplaceCurator(1.0, (0.0, 1.0), seed=seed)
+    with pytest.raises(error, match=r"^seed must be None, an int >= 0"):
+        PrivateGPUCBSampler(seed=seed)
+    with pytest.raises(error, match=r"^noise_seed must be None, an int >= 0"):
+        PrivateGPUCBSampler(noise_seed=seed)
+    with pytest.raises(error, match=r"^seed must be None, an int >= 0"):
+        private_selection(
+            float, lambda rng: 0.0, value_range=(0, 1), mean=2, epsilon=1.0, seed=seed
+        )
+    # a generator is a seed where the curator takes one
+    LaplaceCurator(1.0, (0.0, 1.0), seed=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n_trials": 2.5}, ValueError, r"n_trials must be an integer >= 1, got 2.5"),
+        ({"n_trials": "10"}, ValueError, r"n_trials must be an integer >= 1, got '10'"),
+        ({"n_trials": [10, 0]}, ValueError, r"n_trials must be an integer >= 1, got 0"),
+        ({"n_trials": 10, "epsilon": "10"}, TypeError, r"epsilon must be a float, got '10'"),
+    ],
+)
+def test_plan_budget_names_the_bad_argument(kwargs, error, match):
+    args = {"epsilon": 10.0, "delta": 1e-6, "value_range": (0.0, 1.0), **kwargs}
+    with pytest.raises(error, match=match):
+        plan_budget(**args)
+
+
+def test_a_privacy_report_with_a_bad_delta_names_it():
+    sampler = PrivateGPUCBSampler(epsilon=1.0, value_range=(0.0, 1.0), noise_seed=0)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1)), 2)
+    with pytest.raises(TypeError, match="delta must be a float, got 'x'"):
+        sampler.privacy_report(study, delta="x")
+    with pytest.raises(ValueError, match="delta must be"):
+        sampler.privacy_report(study, delta=1.5)
+
+
+def test_go_ucb_refuses_a_horizon_given_twice():
+    with pytest.raises(ValueError, match=r"horizon is an argument of GOUCBSampler"):
+        GOUCBSampler(horizon=100, optimizer_kwargs={"horizon": 5})
+
+
+def test_a_bad_weight_schedule_is_refused_naming_it():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+
+    from privtune.federated import FederatedSearch
+
+    X, y = load_breast_cancer(return_X_y=True)
+    parties = [(X[:200], y[:200]), (X[200:400], y[200:400])]
+    search = FederatedSearch(
+        LogisticRegression(max_iter=100),
+        {"C": (0.1, 10.0)},
+        n_iter=2,
+        n_init=2,
+        P=1,
+        weight_schedule=(1,),
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match=r"weight_schedule must be a pair \(hold, decay\)"):
+        search.fit(parties)
+    search.set_params(weight_schedule=(10, 30), random_state="abc")
+    with pytest.raises(TypeError, match=r"random_state must be None, an int >= 0"):
+        search.fit(parties)
+
+
+def test_options_of_the_fixed_model_are_refused_with_the_fitted_surrogate():
+    # with the default (fitted) surrogate lam and kernel would change nothing: refused, with
+    # what to do instead; with the fixed model they act
+    from privtune.tuning import make_optimizer
+
+    for kwargs in ({"lam": 0.1}, {"kernel": "se"}):
+        with pytest.raises(ValueError, match=r'"surrogate": "fixed"'):
+            make_optimizer("gp-ucb", 2, optimizer_kwargs=kwargs)
+        with pytest.raises(ValueError, match="fixed surrogate"):
+            PrivateGPUCBSampler(optimizer_kwargs=kwargs)
+    fixed = make_optimizer("gp-ucb", 2, optimizer_kwargs={"surrogate": "fixed", "lam": 0.1})
+    assert fixed.lam == 0.1

@@ -1,0 +1,81 @@
+"""The Optuna views of the pick: the recommendation as a study runs, and its plot."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+
+import matplotlib
+import optuna
+import pytest
+
+from privtune import PrivateGPUCBSampler
+from privtune.optuna_pick import PickTracker, plot_pick
+
+matplotlib.use("Agg")
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def objective(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", 0.0, 1.0)
+    return 0.9 - (x - 0.3) ** 2
+
+
+def run(every: int = 1, show: bool = False, **kwargs):
+    sampler = PrivateGPUCBSampler(
+        epsilon=5.0, value_range=(0.0, 1.0), seed=0, noise_seed=0, n_startup_trials=4, **kwargs
+    )
+    # named: the noise of a seeded study depends on its name (privtune.privacy.seeds)
+    study = sampler.create_study(direction="maximize", study_name="pick")
+    study.enqueue_trial({"x": 0.8})  # the "untuned" configuration
+    tracker = PickTracker(sampler, baseline=0, every=every, show=show)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        sampler.optimize(study, objective, 12, callbacks=[tracker])
+    return sampler, study, tracker, out.getvalue()
+
+
+def test_the_tracker_follows_the_recommendation_not_the_noisy_maximum():
+    sampler, study, tracker, _ = run()
+    assert len(tracker.history) == 12
+    assert [p.n_complete for p in tracker.history] == list(range(1, 13))
+    last = tracker.history[-1]
+    assert last.trial == sampler.recommend_trial(study, baseline=0).number
+    assert last.params == sampler.recommend(study, baseline=0)
+    assert math.isfinite(last.mean) and last.std > 0
+    # the stored values are noisy (Laplace of scale 0.2): their maximum is not the pick's score
+    assert study.best_value != pytest.approx(last.mean)
+    attr = study.user_attrs["privtune_pick"]
+    assert attr == {"trial": last.trial, "mean": last.mean, "std": last.std, "n_complete": 12}
+
+
+def test_every_and_show():
+    _, _, tracker, out = run(every=4, show=True)
+    assert [p.n_complete for p in tracker.history] == [4, 8, 12]
+    lines = out.strip().splitlines()
+    assert len(lines) == 3 and lines[-1].startswith("[privtune] 12 trials: pick = trial ")
+
+
+def test_the_tracker_refuses_what_it_cannot_follow():
+    with pytest.raises(TypeError, match="sampler must be a PrivateGPUCBSampler"):
+        PickTracker(optuna.samplers.TPESampler())
+    with pytest.raises(ValueError, match="every must be an integer >= 1"):
+        PickTracker(PrivateGPUCBSampler(), every=0)
+    with pytest.raises(ValueError, match="history is empty"):
+        plot_pick([])
+
+
+def test_the_plot_has_the_pick_and_the_stored_values_in_their_own_panels():
+    _, study, tracker, _ = run()
+    fig = plot_pick(tracker.history, study)
+    pick_ax, values_ax = fig.axes
+    assert fig._suptitle.get_text() == "The recommendation as the study ran"
+    # the pick's panel holds the pick (its line and band) only; the stored values, whose
+    # noise would set its scale, are in their own panel
+    (line,) = pick_ax.get_lines()
+    assert list(line.get_ydata()) == [p.mean for p in tracker.history]
+    (dots,) = values_ax.get_lines()
+    assert list(dots.get_ydata()) == [t.value for t in study.trials]
+    assert all(float(t).is_integer() for t in values_ax.get_xticks())
+    assert values_ax.get_xlabel() == "completed trials"
