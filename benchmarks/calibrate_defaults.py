@@ -1,10 +1,10 @@
 """Calibrate the practical defaults (``beta_scale``, MoMA's ``k``, ATA/MoMA's ``q``).
 
 The theory's confidence widths make every algorithm explore almost uniformly at the horizons
-used here (see docs/benchmarks.md), so each algorithm's ``beta_scale`` default is chosen on the
-synthetic problem of :mod:`benchmarks.zhou_tan` -- on trial seeds 1000+, disjoint from the
-seeds 0..9 that the reported reproduction uses, so the reported numbers are not tuned on
-themselves.
+used here (docs/benchmarks/tuning.md, "How the practical defaults were chosen"), so each
+algorithm's ``beta_scale`` default is chosen on the synthetic problem of
+:mod:`benchmarks.zhou_tan` -- on trial seeds 1000+, disjoint from the seeds 0..9 that the
+reported reproduction uses, so the reported numbers are not tuned on themselves.
 
 Usage::
 

@@ -737,8 +737,8 @@ def _default_against_markdown(against: dict, checkpoints: list[str]) -> str:
 
 
 def _markdown(summary: dict, checkpoints: list[str], paired: dict | None = None) -> str:
-    """Tables for docs/benchmarks.md: per task at the last checkpoint, averaged over tasks, and
-    paired against the random baseline.
+    """Tables for docs/benchmarks/tuning.md: per task at the last checkpoint, averaged over
+    tasks, and paired against the random baseline.
 
     Cells are the mean true CV accuracy of the pick over seeds, ``± standard error``; the
     aggregate table gives the mean gap to the best method of each task (in accuracy points) and

@@ -330,7 +330,7 @@ REGISTRY: dict[str, AlgorithmSpec] = {
 }
 
 #: What ``algorithm="auto"`` resolves to, for exact scores and for scores released with
-#: epsilon-LDP: the best measured in the tuning benchmark (docs/benchmarks.md, "The default
+#: epsilon-LDP: the best measured in the tuning benchmark (docs/benchmarks/tuning.md, "The default
 #: algorithm").
 AUTO = {"exact": "gp-ucb", "ldp": "gp-ucb"}
 

@@ -86,7 +86,7 @@ class GOUCB(BaseOptimizer):
     with ``first-order``: 1.44; App. D.1's ``lam``: 1.50 at best). GP-UCB's was 0.35 times
     random's on the same problems: GO-UCB did better than random search only on the
     realizable networks (0.25 and 0.30 times random's), and worse on Ackley and Levy, whose
-    optima are inside the cube (it proposes vertices of the cube; docs/benchmarks.md).
+    optima are inside the cube (it proposes vertices of the cube; docs/benchmarks/go-ucb.md).
 
     Pending points (batches): in Phase I they are uniform draws; in Phase II each pending
     point ``x_p`` adds ``g_p g_p^T`` (at ``w_hat_t``) to ``Sigma_t`` for the acquisition only,

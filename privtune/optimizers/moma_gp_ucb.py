@@ -18,12 +18,12 @@ with ``c`` the bound on ``E|eta|^{1+alpha}`` (LDP:
 ``c = R^2 + 8 (B + R)^2 / epsilon^2``), ``q = 6 rho ln(4T/delta) / acc^2`` and
 ``k = ceil(24 ln(4 e T / delta))``.
 
-Deviations, named: the theoretical ``k`` is in the hundreds for any useful ``T`` (295 at
-T = 1000, delta = 0.05), which leaves a handful of epochs; the default is the practical
-``k = 3`` (chosen on the synthetic benchmark, see docs/benchmarks.md) and ``k="theory"`` gives
-the theorem's value. Epochs complete when their ``k``-th reward is told, possibly out of order
-when several are evaluated in parallel; the model is refitted at each completion over the
-completed epochs in completion order.
+Deviations, named: the theoretical ``k`` is in the hundreds for any useful ``T`` (295 at T =
+1000, delta = 0.05), which leaves a handful of epochs; the default is the practical ``k = 3``
+(chosen on the synthetic benchmark: docs/benchmarks/tuning.md, "How the practical defaults were
+chosen") and ``k="theory"`` gives the theorem's value. Epochs complete when their ``k``-th
+reward is told, possibly out of order when several are evaluated in parallel; the model is
+refitted at each completion over the completed epochs in completion order.
 """
 
 from __future__ import annotations
