@@ -328,7 +328,11 @@ def _plot(summary: dict, path: Path) -> None:
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.legend(fontsize=7)
-    harness.save_figure(fig, path)
+    harness.save_figure(
+        fig,
+        path,
+        title="Private GP-UCB on Fourier features: cumulative regret, synthetic functions",
+    )
 
 
 TABLE1_SETTINGS = {
@@ -619,7 +623,9 @@ def _plot_table1(summary: dict, T: int, path: Path) -> None:
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.legend(fontsize=7)
-    harness.save_figure(fig, path)
+    harness.save_figure(
+        fig, path, title="Dubey (2021), Table 1: cumulative regret per privacy level"
+    )
 
 
 def calibrate(args: argparse.Namespace) -> dict:
@@ -1049,7 +1055,9 @@ def _plot_environment(summary: dict, path: Path) -> None:
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.legend(fontsize=7)
-    harness.save_figure(fig, path)
+    harness.save_figure(
+        fig, path, title="In the authors' environment: cumulative regret per privacy level"
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:

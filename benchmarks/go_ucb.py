@@ -369,7 +369,7 @@ def _plot_curves(summary: dict, path: Path, ylabel: str) -> None:
         ax.set_xlabel("t")
         ax.set_ylabel(ylabel)
     axes[0].legend(fontsize=7)
-    harness.save_figure(fig, path)
+    harness.save_figure(fig, path, title=f"GO-UCB against the GP methods: {ylabel}")
 
 
 # -- calibration -------------------------------------------------------------------------------

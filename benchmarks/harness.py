@@ -355,10 +355,23 @@ def pyplot() -> Any:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from cycler import cycler
     except ImportError:
         print("matplotlib is not installed: no plot (pip install privtune[bench])", file=sys.stderr)
         return None
+    # every line of a panel its own colour and marker, so that coinciding lines stay visible
+    colors = plt.rcParamsDefault["axes.prop_cycle"].by_key()["color"]
+    plt.rcParams["axes.prop_cycle"] = cycler(color=colors[: len(_MARKERS)]) + cycler(
+        marker=_MARKERS
+    )
     return plt
+
+
+#: The markers of the lines of a panel, in order (see :func:`pyplot`).
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
+
+#: Words of an axis label that count things: its ticks are integers (:func:`save_figure`).
+_COUNTS = ("trial", "round", "candidate", "iteration", "evaluation", "step", "agent", "party")
 
 
 def panel_grid(n: int, width: float, height: float, ncols: int = 3) -> tuple[Any, list]:
@@ -421,8 +434,12 @@ def plot_band(
     return line
 
 
-def save_figure(fig: Any, path: Path, dpi: int = 110) -> None:
-    """Lay out ``fig``, save it to ``path`` and close it.
+def save_figure(fig: Any, path: Path, *, title: str, dpi: int = 110) -> None:
+    """Title ``fig``, lay it out, save it to ``path`` and close it.
+
+    An axis whose label counts things (trials, rounds, candidates, ...) gets integer ticks; a
+    curve of many points gets a marker every tenth of its length (the markers tell coinciding
+    curves apart, see :func:`pyplot`).
 
     Parameters
     ----------
@@ -430,11 +447,23 @@ def save_figure(fig: Any, path: Path, dpi: int = 110) -> None:
         The figure.
     path : Path
         The image file.
+    title : str
+        What the figure shows, in a sentence (every figure has one).
     dpi : int, default=110
         Its resolution.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
+    for ax in fig.axes:
+        for line in ax.get_lines():  # a long curve: a marker every tenth of it, not per point
+            n = len(line.get_xdata())
+            if n > 25 and line.get_linestyle() not in ("None", "") and line.get_marker():
+                line.set_markevery(max(n // 10, 1))
+        label = ax.get_xlabel().lower()
+        if label == "t" or label.startswith("t ") or any(word in label for word in _COUNTS):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
     plt.close(fig)

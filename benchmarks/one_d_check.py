@@ -130,7 +130,9 @@ def _plot(results: dict, path: Path) -> None:
         ax.set_ylabel("recommended x (optimum 0.3)")
         ax.set_title(algorithm)
         ax.legend(fontsize=7)
-    harness.save_figure(fig, path)
+    harness.save_figure(
+        fig, path, title="One dimension, optimum at 0.3: where each algorithm recommends"
+    )
 
 
 if __name__ == "__main__":

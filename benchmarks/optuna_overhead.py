@@ -245,7 +245,7 @@ def _plot(result: dict, path: Path) -> None:
         ax.set_title(kind.replace("_s", "") + " sample_relative")
     axes[0].set_ylabel("seconds")
     axes[1].legend(fontsize=8)
-    harness.save_figure(fig, path)
+    harness.save_figure(fig, path, title="Time per proposal against Optuna's samplers, same run")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -462,8 +462,9 @@ def _plot(summary: dict, path: Path) -> None:
         ax.set_xlabel("validation records n_val")
         ax.set_ylabel("test accuracy − untuned (points)")
     axes[0].legend(fontsize=7)
-    fig.suptitle("Gain over the untuned estimator, mean over models and seeds")
-    harness.save_figure(fig, path, dpi=110)
+    harness.save_figure(
+        fig, path, title="Gain over the untuned estimator, mean over models and seeds"
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:

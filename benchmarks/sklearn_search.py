@@ -304,7 +304,12 @@ def _plot(summary: dict, path: Path) -> None:
         ax.set_title("non-private" if eps == "none" else f"epsilon = {eps}")
         ax.set_ylabel("true CV accuracy of the pick")
         ax.legend(fontsize=7, loc="lower left")
-    harness.save_figure(fig, path, dpi=120)
+    harness.save_figure(
+        fig,
+        path,
+        title="PrivateBOSearchCV against RandomizedSearchCV and OptunaSearchCV: the pick",
+        dpi=120,
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -145,7 +145,7 @@ def _plot(results: dict, path: Path) -> None:
             ax.set_xlabel("t (told rewards)")
             ax.set_ylabel(key.replace("_", " "))
     axes[0].legend(fontsize=8)
-    harness.save_figure(fig, path)
+    harness.save_figure(fig, path, title="Time per ask and tell, by number of told rewards")
 
 
 if __name__ == "__main__":

@@ -671,8 +671,9 @@ def _plot(summary: dict, path: Path) -> None:
         for m in methods
     ]
     fig.legend(handles=handles, loc="lower right", fontsize=7, ncol=2)
-    fig.suptitle("Normalised score (0: random search; 100: the best loss any run reached)")
-    harness.save_figure(fig, path)
+    harness.save_figure(
+        fig, path, title="Normalised score (0: random search; 100: the best loss any run reached)"
+    )
 
 
 def main(argv: list[str] | None = None) -> dict | None:

@@ -225,7 +225,9 @@ def plot(results: dict, path: Path) -> None:
         ax.set_ylabel("cumulative regret")
     # the legend goes where every algorithm of the figure is drawn, or the most of them
     max(axes[: len(keys)], key=lambda ax: len(ax.get_lines())).legend(fontsize=8)
-    harness.save_figure(fig, path)
+    harness.save_figure(
+        fig, path, title="Zhou & Tan (2021): cumulative regret of the GP-UCB family"
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:

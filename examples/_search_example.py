@@ -49,35 +49,72 @@ def report(default: float, exact, private, private_true: float) -> None:
     print(f"   what it protects: {r['protects']}")
 
 
-def plot_searches(default: float, exact, private, private_true: float, path: Path) -> None:
-    """Best-so-far mean CV score of the exact search; every released score of the private one.
+def plot_searches(
+    default: float, exact, private, private_true: float, path: Path, title: str
+) -> None:
+    """The untuned estimator, the exact search's best so far and the private search's pick
+    (top); the private search's released scores in a panel of their own (bottom), so that
+    their noise does not set the scale of the lines that matter.
 
     ``private_true`` is the true CV score of the private search's pick, which only the data
-    owner can compute (it is not part of the private search's output). The axis shows every
-    released score, however far the noise took it.
+    owner can compute (it is not part of the private search's output).
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(7, 5.5), sharex=True, gridspec_kw={"height_ratios": (3, 1.4)}
+    )
     scores = exact.cv_results_["mean_test_score"]
     n = np.arange(1, len(scores) + 1)
-    ax.plot(n, np.fmax.accumulate(scores), label="exact scores: best mean CV score so far")
-    released = private.cv_results_["mean_test_score"]
-    ax.scatter(
-        n[: len(released)],
-        released,
-        s=10,
-        color="C1",
-        label=f"private: released scores (ε = {private.epsilon:g})",
+    top.plot(
+        n,
+        np.fmax.accumulate(scores),
+        color="C0",
+        marker="o",
+        markersize=3,
+        label=f"tuned on exact scores: best so far ({scores.max():.4f})",
     )
-    ax.axhline(private_true, color="C1", ls="--", label="private pick: true mean CV score")
-    ax.axhline(default, color="black", ls=":", label="untuned defaults")
-    ax.set_xlabel("candidate")
-    ax.set_ylabel("mean CV accuracy")
-    ax.legend(loc="best", fontsize=7)
+    # the two horizontal lines often coincide (the private search keeps the untuned
+    # estimator): distinct styles and markers keep both visible
+    top.plot(
+        n,
+        np.full(len(n), default),
+        color="black",
+        ls=":",
+        lw=2,
+        label=f"untuned defaults ({default:.4f})",
+    )
+    top.plot(
+        n,
+        np.full(len(n), private_true),
+        color="C1",
+        ls="--",
+        marker="D",
+        markersize=4,
+        markevery=max(len(n) // 8, 1),
+        markerfacecolor="none",
+        label=f"tuned privately, ε = {private.epsilon:g}: its pick ({private_true:.4f})",
+    )
+    lines = [default, private_true, *np.fmax.accumulate(scores)]
+    pad = max(0.002, 0.15 * (max(lines) - min(lines)))
+    top.set_ylim(min(lines) - pad, max(lines) + pad)
+    top.set_ylabel("mean CV accuracy")
+    top.legend(loc="lower right", fontsize=8)
+    top.grid(alpha=0.3)
+    released = private.cv_results_["mean_test_score"]
+    bottom.plot(
+        n[: len(released)], released, ".", color="C1", alpha=0.5, label="released scores (noisy)"
+    )
+    bottom.set_ylabel("released")
+    bottom.set_xlabel("candidate")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
+    bottom.legend(loc="best", fontsize=8)
+    bottom.grid(alpha=0.3)
+    fig.suptitle(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

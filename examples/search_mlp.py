@@ -32,4 +32,11 @@ exact = PrivateBOSearchCV(pipe, space, **common).fit(X, y)
 private = PrivateBOSearchCV(pipe, space, epsilon=10.0, **common).fit(X, y)
 true = cv_score(private.best_estimator_, X, y, args.folds)
 report(default, exact, private, true)
-plot_searches(default, exact, private, true, args.out / "search_mlp.png")
+plot_searches(
+    default,
+    exact,
+    private,
+    true,
+    args.out / "search_mlp.png",
+    "An MLP on breast_cancer: untuned, tuned, tuned privately",
+)

@@ -62,7 +62,8 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     # The markdown tables: one row per task, one column per method of the setting.
     tables = (tmp_path / "quick" / "optuna_tuning.md").read_text()
     assert "| mlp | wine | " in tables
-    assert "| moma | gp-ucb | TPE |" in tables and "| moma | gp-ucb | random | TPE |" in tables
+    assert "| moma | privtune (gp-ucb) | Optuna TPE |" in tables
+    assert "| moma | privtune (gp-ucb) | privtune random | Optuna TPE |" in tables
     # TPE on the privatized scores saw the curator's draws of privtune's runs: trial by trial,
     # the same noise (common random numbers), so its stored values differ from the raw scores
     tpe = json.loads(
@@ -89,7 +90,7 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         assert json.loads(path.read_text())["raw_scores"][0] == default
     assert "### Against the untuned estimator" in tables
     # Paired against the private random baseline: one (task, seed) pair per method.
-    assert "Against random on the same (task, seed)" in tables
+    assert "Against privtune random on the same (task, seed)" in tables
     # privtune's default (gp-ucb) against each other method, per model and over all tasks
     against = result["default_against"]["1"]
     assert set(against) == {"moma", "random", "tpe"}

@@ -174,7 +174,10 @@ class BudgetPlan:
         ax.set_yscale("log")
         ax.set_xlabel("planned trials")
         ax.set_ylabel("score units")
-        ax.set_title(f"total epsilon = {self.epsilon:g}, delta = {self.delta:g}")
+        ax.set_title(
+            f"What a total (epsilon = {self.epsilon:g}, delta = {self.delta:g}) resolves",
+            fontsize=10,
+        )
         ax.legend(fontsize=8)
         if path is not None:
             ax.figure.tight_layout()
