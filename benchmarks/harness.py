@@ -58,6 +58,7 @@ __all__ = [
     "runs_dir",
     "sampler_available",
     "save_figure",
+    "win_tie_loss",
     "write_json",
 ]
 
@@ -308,6 +309,25 @@ def mean_se(
     if single is None:
         return mean, None
     return mean, np.full_like(mean, single) if np.ndim(mean) else single
+
+
+def win_tie_loss(differences, tol: float = 1e-9) -> tuple[int, int, int]:
+    """How many paired ``differences`` are above ``tol``, within it, and below ``-tol``.
+
+    Parameters
+    ----------
+    differences : array_like
+        One method minus another, pair by pair.
+    tol : float, default=1e-9
+        What counts as a tie (equal scores up to rounding).
+
+    Returns
+    -------
+    tuple of int
+        Wins, ties and losses.
+    """
+    d = np.asarray(differences, dtype=float)
+    return int(np.sum(d > tol)), int(np.sum(np.abs(d) <= tol)), int(np.sum(d < -tol))
 
 
 def standard_error(values) -> float | None:

@@ -640,13 +640,14 @@ def _differences(score: dict, eps: str, method: str, other: str, n: str, model=N
     if not d.size:
         return {}
     mean, se = harness.mean_se(d)
+    wins, ties, losses = harness.win_tie_loss(d)
     return {
         "mean_diff_points": float(mean),
         "se_points": None if se is None else float(se),
         "n_pairs": int(d.size),
-        "wins": int(np.sum(d > 1e-9)),
-        "ties": int(np.sum(np.abs(d) <= 1e-9)),
-        "losses": int(np.sum(d < -1e-9)),
+        "wins": wins,
+        "ties": ties,
+        "losses": losses,
     }
 
 

@@ -207,17 +207,17 @@ def summarize(args: argparse.Namespace) -> dict:
                 tasks.setdefault(f"{r['model']}|{r['dataset']}", []).append(r["score"])
             summary.setdefault(eps, {})[m] = {
                 "tasks": {
-                    t: {"mean": float(np.mean(v)), "se": _se(v), "n_seeds": len(v)}
+                    t: {
+                        "mean": float(np.mean(v)),
+                        "se": harness.standard_error(v),
+                        "n_seeds": len(v),
+                    }
                     for t, v in sorted(tasks.items())
                 },
                 "mean_score": float(np.mean([r["score"] for r in mine])),
                 "paired_diff_points": float(diffs.mean()) if diffs.size else None,
-                "paired_diff_se": _se(diffs),
-                "wins_ties_losses": [
-                    int(np.sum(diffs > 1e-9)),
-                    int(np.sum(np.abs(diffs) <= 1e-9)),
-                    int(np.sum(diffs < -1e-9)),
-                ],
+                "paired_diff_se": harness.standard_error(diffs),
+                "wins_ties_losses": list(harness.win_tie_loss(diffs)),
                 "time_ratio_to_baseline_median": float(np.median(ratios)) if ratios.size else None,
                 "n_runs": len(mine),
             }
@@ -227,13 +227,6 @@ def summarize(args: argparse.Namespace) -> dict:
     _plot(summary, args.out / "sklearn_search.png")
     print(json.dumps({e: {m: v["mean_score"] for m, v in s.items()} for e, s in summary.items()}))
     return result
-
-
-def _se(values) -> float | None:
-    """The standard error of ``values`` as a float, ``None`` with fewer than two."""
-    if len(values) < 2:
-        return None
-    return float(harness.mean_se(values)[1])
 
 
 _LABELS = {
