@@ -8,6 +8,12 @@ Command line
     by default) and ``--quick`` (a tiny run, used by the tests); :func:`parse` reads the
     arguments and, with ``--quick``, points ``args.out`` at ``<out>/quick``, so a smoke run
     writes the same file names as a full run without overwriting the saved results.
+The template
+    A benchmark made of resumable runs declares a :class:`Benchmark`: its options, what
+    ``--quick`` narrows them to, ``run`` (the missing runs) and ``summarize`` (a
+    :class:`Report` of the saved runs). :func:`main` is its whole command line (``run``,
+    ``summarize``, other commands, ``--quick``), and :func:`publish` writes the report's JSON,
+    Markdown and plot and prints its headline.
 Runs
     A benchmark made of many runs keeps one JSON file per run in :func:`runs_dir`
     (``<out>/<benchmark>/runs``). A run's file is written atomically when the run ends, so an
@@ -35,6 +41,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,16 +50,20 @@ import numpy as np
 __all__ = [
     "RESULTS",
     "AskTell",
+    "Benchmark",
+    "Report",
     "claim",
     "collect_runs",
     "drive",
     "format_mean_se",
     "load_runs",
+    "main",
     "make_parser",
     "mean_se",
     "panel_grid",
     "parse",
     "plot_band",
+    "publish",
     "pyplot",
     "run_missing",
     "runs_dir",
@@ -111,6 +122,122 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.N
     if args.quick:
         args.out = args.out / "quick"
     return args
+
+
+# -- the template of a benchmark made of runs ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a benchmark's summary publishes (:func:`publish`).
+
+    Attributes
+    ----------
+    result : dict
+        Written to ``<out>/<name>.json`` and returned by the benchmark's ``main``.
+    markdown : str
+        Written to ``<out>/<name>.md``.
+    plot : callable
+        ``plot(path)`` draws ``<out>/<name>.png``.
+    headline : object, optional
+        Printed as JSON on stdout (``None``: nothing printed).
+    """
+
+    result: dict
+    markdown: str
+    plot: Callable[[Path], None]
+    headline: Any = None
+
+
+def publish(out: Path, name: str, report: Report) -> dict:
+    """Write ``report`` as ``<out>/<name>.json``, ``.md`` and ``.png``; print its headline.
+
+    Returns
+    -------
+    dict
+        ``report.result``.
+    """
+    write_json(out / f"{name}.json", report.result)
+    (out / f"{name}.md").write_text(report.markdown)
+    report.plot(out / f"{name}.png")
+    if report.headline is not None:
+        print(json.dumps(report.headline, indent=1))
+    return report.result
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What a benchmark made of resumable runs declares; :func:`main` does the rest.
+
+    Attributes
+    ----------
+    name : str
+        The results' name: ``<out>/<name>.json``, ``.md`` and ``.png``.
+    doc : str or None
+        The module's docstring (the command line's description).
+    quick : str
+        What ``--quick`` runs, for the help text.
+    arguments : callable
+        ``arguments(parser)`` adds the benchmark's options.
+    quick_settings : callable
+        ``quick_settings(args)`` narrows the parsed options to the quick run.
+    run : callable
+        ``run(args)`` computes the missing runs.
+    summarize : callable
+        ``summarize(args) -> Report`` from the saved runs.
+    commands : dict, optional
+        Commands besides ``run`` and ``summarize``, each ``command(args)``, run before the
+        summary (``optuna_tuning``'s ``repick``).
+    setup : callable, optional
+        ``setup()`` before anything runs (Optuna's log level, say).
+    summarize_after_run : bool, default=True
+        Whether ``run`` is followed by the summary (always with ``--quick``).
+    """
+
+    name: str
+    doc: str | None
+    quick: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    quick_settings: Callable[[argparse.Namespace], None]
+    run: Callable[[argparse.Namespace], Any]
+    summarize: Callable[[argparse.Namespace], Report]
+    commands: dict[str, Callable[[argparse.Namespace], Any]] = field(default_factory=dict)
+    setup: Callable[[], None] | None = None
+    summarize_after_run: bool = True
+
+
+def main(benchmark: Benchmark, argv: list[str] | None = None) -> dict | None:
+    """The command line of ``benchmark``: ``run`` (the default), ``summarize``, its other
+    commands, and ``--quick`` (a smoke run, then its summary, under ``<out>/quick``).
+
+    Parameters
+    ----------
+    benchmark : Benchmark
+    argv : list of str, optional
+        The arguments (``None``: the command line's).
+
+    Returns
+    -------
+    dict or None
+        The summary's result, or ``None`` when ``run`` is not followed by one.
+    """
+    parser = make_parser(benchmark.doc, quick=benchmark.quick)
+    commands = ["run", *benchmark.commands, "summarize"]
+    parser.add_argument("command", nargs="?", default="run", choices=commands)
+    benchmark.arguments(parser)
+    args = parse(parser, argv)
+    if benchmark.setup is not None:
+        benchmark.setup()
+    if args.quick:
+        benchmark.quick_settings(args)
+        benchmark.run(args)
+    elif args.command == "run":
+        benchmark.run(args)
+        if not benchmark.summarize_after_run:
+            return None
+    elif args.command in benchmark.commands:
+        benchmark.commands[args.command](args)
+    return publish(args.out, benchmark.name, benchmark.summarize(args))
 
 
 # -- runs --------------------------------------------------------------------------------------

@@ -347,8 +347,8 @@ def run(args: argparse.Namespace) -> None:
     harness.collect_runs(harness.runs_dir(args.out, "optuna_tuning"), tasks, describe)
 
 
-def summarize(args: argparse.Namespace) -> dict:
-    """Summarize the saved studies into ``optuna_tuning.json``, ``.md`` and ``.png``."""
+def summarize(args: argparse.Namespace) -> harness.Report:
+    """The report of the saved studies (``optuna_tuning.json``, ``.md`` and ``.png``)."""
     rows = harness.load_runs(harness.runs_dir(args.out, "optuna_tuning"))
     if args.samplers:  # the methods asked for
         rows = [r for r in rows if r["sampler"] in args.samplers]
@@ -386,21 +386,21 @@ def summarize(args: argparse.Namespace) -> dict:
             rows + _best_mean_rows(rows), default_scores(args.out, rows)
         ),
     }
-    harness.write_json(args.out / "optuna_tuning.json", result)
-    (args.out / "optuna_tuning.md").write_text(
-        _markdown(summary, [str(c) for c in args.checkpoints], result["paired_vs_random"])
+    checkpoints = [str(c) for c in args.checkpoints]
+    markdown = (
+        _markdown(summary, checkpoints, result["paired_vs_random"])
         + "\n"
-        + _default_against_markdown(result["default_against"], [str(c) for c in args.checkpoints])
+        + _default_against_markdown(result["default_against"], checkpoints)
         + "\n"
         + _spread_markdown(result["score_spread"])
         + "\n"
         + _evaluated_markdown(result["evaluated_median"])
         + "\n"
-        + _below_default_markdown(result["below_default"], [str(c) for c in args.checkpoints])
+        + _below_default_markdown(result["below_default"], checkpoints)
     )
-    _plot(summary, args.out / "optuna_tuning.png", [str(c) for c in args.checkpoints])
-    print(json.dumps(result["wins"], indent=1))
-    return result
+    return harness.Report(
+        result, markdown, lambda path: _plot(summary, path, checkpoints), result["wins"]
+    )
 
 
 def _below_default(rows: list[dict], defaults: dict[tuple, dict]) -> dict:
@@ -905,10 +905,7 @@ def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Run, re-pick or summarize; returns the summary written to ``<out>/optuna_tuning.json``."""
-    parser = harness.make_parser(__doc__, quick="MLP on wine, 6 trials, 1 seed")
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "repick", "summarize"])
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=EPSILONS, choices=EPSILONS)
@@ -919,23 +916,34 @@ def main(argv: list[str] | None = None) -> dict:
         "--optimizer-kwargs",
         type=json.loads,
         default=None,
-        help="JSON overrides of the privtune samplers' defaults, e.g. '{\"lam\": 1.0}' "
-        "(use another --out: run files do not record them)",
+        help="JSON overrides of the privtune samplers' defaults, e.g. "
+        '\'{"acquisition": "ucb"}\' (use another --out: run files do not record them)',
     )
-    args = harness.parse(parser, argv)
-    args.checkpoints = CHECKPOINTS
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    if args.quick:
-        args.models, args.datasets, args.seeds = ["mlp"], ["wine"], [0]
-        args.epsilons, args.trials, args.checkpoints = ["none", "1"], 6, [3, 6]
-        args.samplers = args.samplers or ["moma", "gp-ucb", "random", "tpe"]
-        run(args)
-        return summarize(args)
-    if args.command == "run":
-        run(args)
-    if args.command == "repick":
-        repick(args)
-    return summarize(args)
+    parser.set_defaults(checkpoints=CHECKPOINTS)
+
+
+def _quick(args: argparse.Namespace) -> None:
+    args.models, args.datasets, args.seeds = ["mlp"], ["wine"], [0]
+    args.epsilons, args.trials, args.checkpoints = ["none", "1"], 6, [3, 6]
+    args.samplers = args.samplers or ["moma", "gp-ucb", "random", "tpe"]
+
+
+BENCHMARK = harness.Benchmark(
+    name="optuna_tuning",
+    doc=__doc__,
+    quick="MLP on wine, 6 trials, 1 seed",
+    arguments=_arguments,
+    quick_settings=_quick,
+    run=run,
+    summarize=summarize,
+    commands={"repick": repick},
+    setup=lambda: optuna.logging.set_verbosity(optuna.logging.WARNING),
+)
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    """Run, re-pick or summarize; returns the summary written to ``<out>/optuna_tuning.json``."""
+    return harness.main(BENCHMARK, argv)
 
 
 if __name__ == "__main__":

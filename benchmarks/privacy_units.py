@@ -278,8 +278,8 @@ def _beyond_noise(diffs: np.ndarray) -> int:
     return 0
 
 
-def summarize(args: argparse.Namespace) -> dict:
-    """Summarize the saved runs into ``privacy_units.json``, ``.md`` and ``.png``."""
+def summarize(args: argparse.Namespace) -> harness.Report:
+    """The report of the saved runs (``privacy_units.json``, ``.md`` and ``.png``)."""
     rows = harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
     key = lambda r: (r["model"], r["dataset"], r["seed"])  # noqa: E731
     untuned = {key(r): r for r in rows if r["method"] == "untuned"}
@@ -346,11 +346,12 @@ def summarize(args: argparse.Namespace) -> dict:
         "targets": _targets(summary),
         "summary": summary,
     }
-    harness.write_json(args.out / "privacy_units.json", result)
-    (args.out / "privacy_units.md").write_text(_markdown(summary, result["targets"]))
-    _plot(summary, args.out / "privacy_units.png")
-    print(json.dumps(result["targets"], indent=1))
-    return result
+    return harness.Report(
+        result,
+        _markdown(summary, result["targets"]),
+        lambda path: _plot(summary, path),
+        result["targets"],
+    )
 
 
 def _targets(summary: dict) -> dict:
@@ -467,32 +468,34 @@ def _plot(summary: dict, path: Path) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Run or summarize; returns the summary written to ``<out>/privacy_units.json``."""
-    parser = harness.make_parser(
-        __doc__, quick="k-NN on the small synthetic set, epsilon 1, both units, 4 candidates"
-    )
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=EPSILONS, choices=EPSILONS)
     parser.add_argument("--units", nargs="+", default=UNITS, choices=UNITS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--n-iter", type=int, default=N_ITER)
-    args = harness.parse(parser, argv)
-    if args.quick:
-        args.models, args.datasets, args.seeds, args.n_iter = (
-            ["knn"],
-            ["synthetic_small"],
-            [0, 1],
-            4,
-        )
-        args.epsilons = ["1"]
-        run(args)
-        return summarize(args)
-    if args.command == "run":
-        run(args)
-    return summarize(args)
+
+
+def _quick(args: argparse.Namespace) -> None:
+    args.models, args.datasets, args.seeds, args.n_iter = ["knn"], ["synthetic_small"], [0, 1], 4
+    args.epsilons = ["1"]
+
+
+BENCHMARK = harness.Benchmark(
+    name="privacy_units",
+    doc=__doc__,
+    quick="k-NN on the small synthetic set, epsilon 1, both units, 4 candidates",
+    arguments=_arguments,
+    quick_settings=_quick,
+    run=run,
+    summarize=summarize,
+)
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    """Run or summarize; returns the summary written to ``<out>/privacy_units.json``."""
+    return harness.main(BENCHMARK, argv)
 
 
 if __name__ == "__main__":

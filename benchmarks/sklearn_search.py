@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import json
 import os
 import time
 import warnings
@@ -182,8 +181,8 @@ def run(args: argparse.Namespace) -> None:
     )
 
 
-def summarize(args: argparse.Namespace) -> dict:
-    """Summarize the saved searches into ``sklearn_search.json``, ``.md`` and ``.png``."""
+def summarize(args: argparse.Namespace) -> harness.Report:
+    """The report of the saved searches (``sklearn_search.json``, ``.md`` and ``.png``)."""
     rows = harness.load_runs(harness.runs_dir(args.out, "sklearn_search"))
     by: dict = {}
     for r in rows:
@@ -222,11 +221,12 @@ def summarize(args: argparse.Namespace) -> dict:
                 "n_runs": len(mine),
             }
     result = {"benchmark": "sklearn_search", "n_runs": len(rows), "summary": summary}
-    harness.write_json(args.out / "sklearn_search.json", result)
-    (args.out / "sklearn_search.md").write_text(_markdown(summary))
-    _plot(summary, args.out / "sklearn_search.png")
-    print(json.dumps({e: {m: v["mean_score"] for m, v in s.items()} for e, s in summary.items()}))
-    return result
+    return harness.Report(
+        result,
+        _markdown(summary),
+        lambda path: _plot(summary, path),
+        {e: {m: v["mean_score"] for m, v in s.items()} for e, s in summary.items()},
+    )
 
 
 _LABELS = {
@@ -305,24 +305,33 @@ def _plot(summary: dict, path: Path) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Run or summarize; returns the summary written to ``<out>/sklearn_search.json``."""
-    parser = harness.make_parser(__doc__, quick="random forest on wine, 4 candidates, 1 seed")
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "summarize"])
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--epsilons", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--n-iter", type=int, default=40)
-    args = harness.parse(parser, argv)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    if args.quick:
-        args.models, args.datasets, args.seeds, args.n_iter = ["random_forest"], ["wine"], [0], 4
-        run(args)
-        return summarize(args)
-    if args.command == "run":
-        run(args)
-    return summarize(args)
+
+
+def _quick(args: argparse.Namespace) -> None:
+    args.models, args.datasets, args.seeds, args.n_iter = ["random_forest"], ["wine"], [0], 4
+
+
+BENCHMARK = harness.Benchmark(
+    name="sklearn_search",
+    doc=__doc__,
+    quick="random forest on wine, 4 candidates, 1 seed",
+    arguments=_arguments,
+    quick_settings=_quick,
+    run=run,
+    summarize=summarize,
+    setup=lambda: optuna.logging.set_verbosity(optuna.logging.WARNING),
+)
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    """Run or summarize; returns the summary written to ``<out>/sklearn_search.json``."""
+    return harness.main(BENCHMARK, argv)
 
 
 if __name__ == "__main__":

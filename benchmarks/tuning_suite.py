@@ -487,8 +487,9 @@ def _loss(task: Task, value: float) -> float:
     return (task.best if task.best is not None else 1.0) - value
 
 
-def summarize(args: argparse.Namespace) -> dict:
-    """Normalised scores, mean ranks and losses to random search, per family and setting."""
+def summarize(args: argparse.Namespace) -> harness.Report:
+    """Normalised scores, mean ranks and losses to random search, per family and setting
+    (``tuning_suite.json``, ``.md`` and ``.png``)."""
     rows = [
         r
         for r in harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
@@ -576,10 +577,7 @@ def summarize(args: argparse.Namespace) -> dict:
                 }
         summary[f"{family}|{setting}"] = out
     result = {"benchmark": "tuning_suite", "n_runs": len(rows), "summary": summary}
-    harness.write_json(args.out / "tuning_suite.json", result)
-    (args.out / "tuning_suite.md").write_text(_markdown(summary))
-    _plot(summary, args.out / "tuning_suite.png")
-    return result
+    return harness.Report(result, _markdown(summary), lambda path: _plot(summary, path))
 
 
 def _paired(runs: list[dict], method: str, n: str, task: Task) -> str:
@@ -676,10 +674,7 @@ def _plot(summary: dict, path: Path) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict | None:
-    """Run or summarize; returns the summary written to ``<out>/tuning_suite.json``."""
-    parser = harness.make_parser(__doc__, quick="two tasks, 8 trials, privtune and random")
-    parser.add_argument("command", nargs="?", choices=["run", "summarize"], default="run")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--family", nargs="+", default=FAMILIES, choices=FAMILIES)
     parser.add_argument("--tasks", nargs="+", default=[], choices=sorted(TASKS))
     parser.add_argument("--settings", nargs="+", default=SETTINGS)
@@ -687,18 +682,30 @@ def main(argv: list[str] | None = None) -> dict | None:
     parser.add_argument("--seeds", nargs="+", type=int, default=SEEDS)
     parser.add_argument("--checkpoints", nargs="+", type=int, default=CHECKPOINTS)
     parser.add_argument("--variant", action="append", default=[], help="NAME=JSON kwargs")
-    args = harness.parse(parser, argv)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    if args.quick:
-        args.family, args.tasks = ["plateau", "heavy"], ["plateau_synthetic", "branin_t2"]
-        args.settings, args.methods, args.seeds = ["none", "10"], ["privtune", "random"], [0, 1]
-        args.checkpoints = [4, 8]
-        run(args)
-        return summarize(args)
-    if args.command == "run":
-        run(args)
-        return None
-    return summarize(args)
+
+
+def _quick(args: argparse.Namespace) -> None:
+    args.family, args.tasks = ["plateau", "heavy"], ["plateau_synthetic", "branin_t2"]
+    args.settings, args.methods, args.seeds = ["none", "10"], ["privtune", "random"], [0, 1]
+    args.checkpoints = [4, 8]
+
+
+BENCHMARK = harness.Benchmark(
+    name="tuning_suite",
+    doc=__doc__,
+    quick="two tasks, 8 trials, privtune and random",
+    arguments=_arguments,
+    quick_settings=_quick,
+    run=run,
+    summarize=summarize,
+    setup=lambda: optuna.logging.set_verbosity(optuna.logging.WARNING),
+    summarize_after_run=False,
+)
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    """Run or summarize; returns the summary written to ``<out>/tuning_suite.json``."""
+    return harness.main(BENCHMARK, argv)
 
 
 if __name__ == "__main__":
