@@ -78,6 +78,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -265,10 +266,8 @@ def synthetic(args: argparse.Namespace) -> dict:
     return out
 
 
-def _plot_synthetic(summary: dict, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot_synthetic(plt: Any, summary: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), 3.4))
     for ax, (title, keys) in zip(axes, PANELS.items(), strict=True):
         for key in keys:
@@ -446,10 +445,8 @@ def svm(args: argparse.Namespace) -> dict:
     return out
 
 
-def _plot_svm(summary: dict, n_iter: int, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot_svm(plt: Any, summary: dict, n_iter: int, path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     key = str(n_iter)
     for name, entry in summary.items():

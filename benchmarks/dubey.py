@@ -100,6 +100,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -295,10 +296,8 @@ def synthetic(args: argparse.Namespace) -> dict:
     return out
 
 
-def _plot(summary: dict, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot(plt: Any, summary: dict, path: Path) -> None:
     panels = {
         "Fig. 1: alpha (beta = 0.1)": [
             "random",
@@ -607,10 +606,8 @@ def table1(args: argparse.Namespace) -> dict:
     return out
 
 
-def _plot_table1(summary: dict, T: int, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot_table1(plt: Any, summary: dict, T: int, path: Path) -> None:
     titles = {"camel": "Camelback (2-D)", "styb": "Styblinski-Tang-20", "mw": "Michalewicz-10"}
     fig, axes = plt.subplots(1, len(summary), figsize=(4 * len(summary), 3.6), squeeze=False)
     for ax, (function, cells) in zip(axes[0], summary.items(), strict=True):

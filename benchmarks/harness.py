@@ -55,6 +55,7 @@ __all__ = [
     "claim",
     "collect_runs",
     "drive",
+    "figure",
     "format_mean_se",
     "load_runs",
     "main",
@@ -519,6 +520,29 @@ _MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
 
 #: Words of an axis label that count things: its ticks are integers (:func:`save_figure`).
 _COUNTS = ("trial", "round", "candidate", "iteration", "evaluation", "step", "agent", "party")
+
+
+def figure(draw: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a plotting function ``draw(plt, *args, **kwargs)``: it is called with
+    ``matplotlib.pyplot`` (:func:`pyplot`), or not at all without matplotlib.
+
+    Parameters
+    ----------
+    draw : callable
+        The function; its first argument is ``plt``, which its callers do not pass.
+
+    Returns
+    -------
+    callable
+        ``draw`` without its first argument, returning ``None`` without matplotlib.
+    """
+
+    @functools.wraps(draw)
+    def drawn(*args: Any, **kwargs: Any) -> Any:
+        plt = pyplot()
+        return None if plt is None else draw(plt, *args, **kwargs)
+
+    return drawn
 
 
 def panel_grid(n: int, width: float, height: float, ncols: int = 3) -> tuple[Any, list]:

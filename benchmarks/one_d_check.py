@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import optuna
@@ -109,10 +110,8 @@ def main(argv: list[str] | None = None) -> dict:
     return out
 
 
-def _plot(results: dict, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot(plt: Any, results: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, len(ALGORITHMS), figsize=(5 * len(ALGORITHMS), 3.4))
     for ax, algorithm in zip(np.atleast_1d(axes), ALGORITHMS, strict=True):
         for k, surrogate in enumerate(SURROGATES):

@@ -36,6 +36,7 @@ import statistics
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -230,10 +231,8 @@ def run(sizes: list[int], repeats: int, out: Path) -> dict:
     return result
 
 
-def _plot(result: dict, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot(plt: Any, result: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
     for ax, kind in zip(axes, ["cold_s", "warm_s"], strict=True):
         for s, by_n in result["seconds_per_sample_relative"].items():

@@ -55,6 +55,7 @@ import time
 import warnings
 import zlib
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -853,10 +854,8 @@ _COLORS = {
 }
 
 
-def _plot(summary: dict, path: Path, checkpoints: list[str]) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot(plt: Any, summary: dict, path: Path, checkpoints: list[str]) -> None:
     settings = [e for e in EPSILONS if e in summary]
     models = [m for m in MODELS if any(m in summary[e] for e in settings)]
     fig, axes = plt.subplots(

@@ -56,6 +56,7 @@ import os
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -435,10 +436,10 @@ def _markdown(summary: dict, targets: dict) -> str:
     return "\n".join(lines)
 
 
-def _plot(summary: dict, path: Path) -> None:
+@harness.figure
+def _plot(plt: Any, summary: dict, path: Path) -> None:
     """Gain over the untuned estimator against n_val, one panel per (unit, epsilon)."""
-    plt = harness.pyplot()
-    if plt is None or not summary:
+    if not summary:
         return
     panels = [
         (u, e) for u in UNITS for e in EPSILONS if any(k.startswith(f"{u}|{e}|") for k in summary)

@@ -40,6 +40,7 @@ import os
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -278,10 +279,8 @@ def _markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _plot(summary: dict, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot(plt: Any, summary: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, len(summary), figsize=(6 * len(summary), 4), squeeze=False)
     for ax, (eps, by_method) in zip(axes[0], summary.items(), strict=True):
         tasks = sorted({t for v in by_method.values() for t in v["tasks"]})

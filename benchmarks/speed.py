@@ -22,6 +22,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -133,10 +134,8 @@ def main(argv: list[str] | None = None) -> dict:
     return results
 
 
-def _plot(results: dict, path: Path) -> None:
-    plt = harness.pyplot()
-    if plt is None:
-        return
+@harness.figure
+def _plot(plt: Any, results: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for alg, rows in results["timings"].items():
         ts = [int(t) for t in rows]

@@ -64,6 +64,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -632,11 +633,11 @@ def _markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _plot(summary: dict, path: Path) -> None:
+@harness.figure
+def _plot(plt: Any, summary: dict, path: Path) -> None:
     """The median normalised score against the trials, one panel per family and setting, one
     colour per method across panels."""
-    plt = harness.pyplot()
-    if plt is None or not summary:
+    if not summary:
         return
     methods = sorted({m for out in summary.values() for m in out["methods"]})
     colours = {m: plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")(i)
