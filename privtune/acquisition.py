@@ -100,6 +100,9 @@ class Acquisition:
 
     name = "acquisition"
 
+    #: Whether it reads the optimizer's confidence width ``beta`` (``beta_scale`` acts on it).
+    reads_beta = False
+
     @property
     def reads_rewards(self) -> bool:
         """Whether it reads the told rewards themselves (an ``"observed"`` incumbent), not
@@ -132,6 +135,7 @@ class UCB(Acquisition):
     here, with the optimizer's ``beta`` (``beta_scale`` times the theory's ``beta_t``)."""
 
     name = "ucb"
+    reads_beta = True
 
     def __call__(self, mean, var, state):
         return mean + state.beta * np.sqrt(np.maximum(var, 0.0))

@@ -335,7 +335,15 @@ def make_optimizer(
             "and its noise (a nugget) to the scores, so a noisy objective needs no setting. "
             'Drop them, or add "surrogate": "fixed" to use the fixed model with them.'
         )
-    return spec.optimizer(dim, **kwargs)
+    optimizer = spec.optimizer(dim, **kwargs)
+    acquisition = getattr(optimizer, "acquisition", None)
+    if "beta_scale" in overrides and acquisition is not None and not acquisition.reads_beta:
+        raise ValueError(
+            f"optimizer_kwargs 'beta_scale' scales UCB's confidence width, which the "
+            f"acquisition {acquisition!r} does not read. Drop it, or add "
+            '"acquisition": "ucb" to use UCB with it.'
+        )
+    return optimizer
 
 
 @dataclass(frozen=True)

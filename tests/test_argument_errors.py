@@ -100,3 +100,13 @@ def test_options_of_the_fixed_model_are_refused_with_the_fitted_surrogate():
             PrivateGPUCBSampler(optimizer_kwargs=kwargs)
     fixed = make_optimizer("gp-ucb", 2, optimizer_kwargs={"surrogate": "fixed", "lam": 0.1})
     assert fixed.lam == 0.1
+
+
+def test_beta_scale_is_refused_where_the_acquisition_does_not_read_it():
+    from privtune.tuning import make_optimizer
+
+    # the exact-score default maximises log-EI, which has no confidence width
+    with pytest.raises(ValueError, match=r"beta_scale.*\"acquisition\": \"ucb\""):
+        make_optimizer("gp-ucb", 2, optimizer_kwargs={"beta_scale": 0.5})
+    ucb = make_optimizer("gp-ucb", 2, optimizer_kwargs={"beta_scale": 0.5, "acquisition": "ucb"})
+    assert ucb.beta_scale == 0.5
