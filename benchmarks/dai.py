@@ -886,22 +886,21 @@ def _plot_landmine(summary: dict, n_evaluations: int, path: Path) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Run a part (with ``--quick``, a tiny run of the landmine part or of the two others);
-    returns its summary."""
-    parser = harness.make_parser(__doc__)
-    sub = parser.add_subparsers(dest="part")
-    p = sub.add_parser("synthetic")
+def _synthetic_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settings", nargs="+", default=list(SYNTHETIC_SETTINGS))
     p.add_argument("--runs", nargs="+", type=int, default=list(range(5)))
     p.add_argument("--N", type=int, default=200)
     p.add_argument("--T", type=int, default=40)
-    p = sub.add_parser("svm")
+
+
+def _svm_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settings", nargs="+", default=list(SVM_SETTINGS))
     p.add_argument("--runs", nargs="+", type=int, default=list(range(5)))
     p.add_argument("--parties", type=int, default=20)
     p.add_argument("--n-iter", type=int, default=60)
-    p = sub.add_parser("landmine")
+
+
+def _landmine_arguments(p: argparse.ArgumentParser) -> None:
     landmine_settings = ["random", *LANDMINE_SETTINGS]
     p.add_argument(
         "--settings",
@@ -922,10 +921,19 @@ def main(argv: list[str] | None = None) -> dict:
     )
     p.add_argument("--fields", type=int, default=29, help="N, the first fields (1 to 29)")
     p.add_argument("--n-iter", type=int, default=60)
-    args = harness.parse(parser, argv)
+
+
+def _check_fields(args: argparse.Namespace) -> str | None:
+    if not 1 <= args.fields <= 29:
+        return f"--fields must be in 1..29 (the landmine fields), got {args.fields}"
+    return None
+
+
+def _quick(args: argparse.Namespace) -> dict:
+    """A tiny run of the landmine part if it is named, else of the synthetic and SVM parts."""
     if args.part == "landmine":
-        if args.quick:
-            args = argparse.Namespace(
+        return landmine(
+            argparse.Namespace(
                 settings=["random", "TS", "FTS-DE", "z=1"],
                 features=list(LANDMINE_FEATURES),
                 runs=[0],
@@ -933,23 +941,30 @@ def main(argv: list[str] | None = None) -> dict:
                 n_iter=3,
                 out=args.out,
             )
-        elif not 1 <= args.fields <= 29:
-            parser.error(f"--fields must be in 1..29 (the landmine fields), got {args.fields}")
-        return landmine(args)
-    if args.quick:
-        svm(
-            argparse.Namespace(
-                settings=["TPE", "TS", "z=1"], runs=[0], parties=4, n_iter=3, out=args.out
-            )
         )
-        return synthetic(
-            argparse.Namespace(
-                settings=["TS", "FTS-DE P=2", "S=11"], runs=[0, 1], N=8, T=4, out=args.out
-            )
+    svm(
+        argparse.Namespace(
+            settings=["TPE", "TS", "z=1"], runs=[0], parties=4, n_iter=3, out=args.out
         )
-    if args.part is None:
-        parser.error("choose a part: synthetic, svm or landmine")
-    return {"synthetic": synthetic, "svm": svm}[args.part](args)
+    )
+    return synthetic(
+        argparse.Namespace(
+            settings=["TS", "FTS-DE P=2", "S=11"], runs=[0, 1], N=8, T=4, out=args.out
+        )
+    )
+
+
+PARTS = (
+    harness.Part("synthetic", _synthetic_arguments, synthetic),
+    harness.Part("svm", _svm_arguments, svm),
+    harness.Part("landmine", _landmine_arguments, landmine, _check_fields),
+)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run a part (with ``--quick``, a tiny run of the landmine part or of the two others);
+    returns its summary."""
+    return harness.main_parts(__doc__, PARTS, _quick, argv)
 
 
 if __name__ == "__main__":

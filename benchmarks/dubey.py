@@ -1057,23 +1057,22 @@ def _plot_environment(summary: dict, path: Path) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Run a part (or, with ``--quick``, a tiny run of timing, Table 1 and Sec. 6.1, or of the
-    environment part if it is named)."""
-    parser = harness.make_parser(__doc__)
-    sub = parser.add_subparsers(dest="part")
-    p = sub.add_parser("synthetic")
+def _synthetic_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settings", nargs="+", default=list(SETTINGS))
     p.add_argument("--trials", nargs="+", type=int, default=list(range(20)))
     p.add_argument("--T", type=int, default=1024)
     p.add_argument("--m-bar", type=int, default=16)
-    p = sub.add_parser("calibrate")
+
+
+def _calibrate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settings", nargs="+", default=["non-private", "alpha=1"])
     p.add_argument("--beta-scales", nargs="+", type=float, default=[1.0, 0.1, 0.03, 0.01, 0.003])
     p.add_argument("--trials", nargs="+", type=int, default=list(range(1000, 1005)))
     p.add_argument("--T", type=int, default=1024)
     p.add_argument("--m-bar", type=int, default=16)
-    p = sub.add_parser("table1")
+
+
+def _table1_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--functions", nargs="+", default=list(FUNCTIONS))
     p.add_argument("--settings", nargs="+", default=list(TABLE1_SETTINGS))
     p.add_argument("--trials", nargs="+", type=int, default=list(range(10)))
@@ -1085,10 +1084,14 @@ def main(argv: list[str] | None = None) -> dict:
         default="paper",
         help="code: lam = 100 and the notebook's width (written to dubey_table1_code.*)",
     )
-    p = sub.add_parser("timing")
+
+
+def _timing_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--m", nargs="+", type=int, default=[64, 256, 1024])
     p.add_argument("--history", type=int, default=1000)
-    p = sub.add_parser("environment")
+
+
+def _environment_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--settings", nargs="+", default=ENV_SETTINGS, choices=ENV_SETTINGS)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--T", type=int, default=ENV_T)
@@ -1096,8 +1099,12 @@ def main(argv: list[str] | None = None) -> dict:
     # --out and --quick also after the part's name; SUPPRESS keeps the main parser's values
     p.add_argument("--out", type=Path, default=argparse.SUPPRESS, help="results folder")
     p.add_argument("--quick", action="store_true", default=argparse.SUPPRESS, help="tiny run")
-    args = harness.parse(parser, argv)
-    if args.quick and args.part == "environment":
+
+
+def _quick(args: argparse.Namespace) -> dict:
+    """A tiny run of the environment part if it is named, else of timing, Table 1 and
+    Sec. 6.1."""
+    if args.part == "environment":
         quick = argparse.Namespace(
             settings=["random", "non-private_code", "alpha=1_theorem1"],
             reps=1,
@@ -1106,34 +1113,38 @@ def main(argv: list[str] | None = None) -> dict:
             out=args.out,
         )
         return environment(quick)
-    if args.quick:
-        quick = argparse.Namespace(
-            settings=["non-private", "alpha=1"], trials=[0, 1], T=16, m_bar=12, out=args.out
-        )
-        timing(argparse.Namespace(m=[8], history=10, out=args.out))
-        for learner in TABLE1_LEARNERS:
-            table1(
-                argparse.Namespace(
-                    functions=list(FUNCTIONS),
-                    settings=["non-private", "alpha=1"],
-                    trials=[0],
-                    T=20,
-                    n_raw=32,
-                    learner=learner,
-                    out=args.out,
-                )
+    quick = argparse.Namespace(
+        settings=["non-private", "alpha=1"], trials=[0, 1], T=16, m_bar=12, out=args.out
+    )
+    timing(argparse.Namespace(m=[8], history=10, out=args.out))
+    for learner in TABLE1_LEARNERS:
+        table1(
+            argparse.Namespace(
+                functions=list(FUNCTIONS),
+                settings=["non-private", "alpha=1"],
+                trials=[0],
+                T=20,
+                n_raw=32,
+                learner=learner,
+                out=args.out,
             )
-        return synthetic(quick)
-    if args.part is None:
-        parser.error("choose a part: synthetic, calibrate, timing, table1 or environment")
-    parts = {
-        "synthetic": synthetic,
-        "calibrate": calibrate,
-        "timing": timing,
-        "table1": table1,
-        "environment": environment,
-    }
-    return parts[args.part](args)
+        )
+    return synthetic(quick)
+
+
+PARTS = (
+    harness.Part("synthetic", _synthetic_arguments, synthetic),
+    harness.Part("calibrate", _calibrate_arguments, calibrate),
+    harness.Part("timing", _timing_arguments, timing),
+    harness.Part("table1", _table1_arguments, table1),
+    harness.Part("environment", _environment_arguments, environment),
+)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run a part (or, with ``--quick``, a tiny run of timing, Table 1 and Sec. 6.1, or of the
+    environment part if it is named)."""
+    return harness.main_parts(__doc__, PARTS, _quick, argv)
 
 
 if __name__ == "__main__":

@@ -698,16 +698,14 @@ def _tuning_markdown(summary: dict) -> str:
 # -- command line ------------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> dict | None:
-    """Run a part (or, with ``--quick``, every part); returns that part's results."""
-    parser = harness.make_parser(__doc__, quick="a tiny run of every part")
-    sub = parser.add_subparsers(dest="part")
-    p = sub.add_parser("synthetic")
+def _synthetic_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--functions", nargs="+", default=list(FUNCTIONS))
     p.add_argument("--methods", nargs="+", default=METHODS)
     p.add_argument("--seeds", nargs="+", type=int, default=list(range(5)))
     p.add_argument("--scale", type=float, default=1.0, help="multiplies n and T")
-    p = sub.add_parser("tuning")
+
+
+def _tuning_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["run", "summarize"])
     p.add_argument("--models", nargs="+", default=TUNING_MODELS)
     p.add_argument("--datasets", nargs="+", default=TUNING_DATASETS)
@@ -715,7 +713,9 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--folds", nargs="+", type=int, default=list(range(5)))
     p.add_argument("--n", type=int, default=8)
     p.add_argument("--T", type=int, default=64)
-    p = sub.add_parser("calibrate")
+
+
+def _calibrate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--beta-scales", nargs="+", default=["1e-10", "1e-9", "1e-8", "1e-7", "1e-6", "1e-5"]
     )
@@ -724,49 +724,61 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--seeds", nargs="+", type=int, default=[1000, 1001, 1002])
     p.add_argument("--n", type=int, default=8)
     p.add_argument("--T", type=int, default=64)
-    p = sub.add_parser("timing")
+
+
+def _timing_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--horizons", nargs="+", type=int, default=[25, 64, 500])
     p.add_argument("--repeats", type=int, default=3)
-    args = harness.parse(parser, argv)
-    if args.quick:
-        out = args.out
-        synthetic(
-            argparse.Namespace(
-                functions=["f1"],
-                methods=["go-ucb", "go-ucb-d1", "gp-ei", "random"],
-                seeds=[0, 1],
-                scale=0.2,
-                out=out,
-            )
-        )
-        calibrate(
-            argparse.Namespace(
-                beta_scales=["1e-8"],
-                lams=["default"],
-                problems=["net5"],
-                seeds=[1000],
-                n=3,
-                T=4,
-                out=out,
-            )
-        )
-        timing(argparse.Namespace(horizons=[4], repeats=1, out=out))
-        tun = dict(
-            models=["random_forest"],
-            datasets=["pima"],
-            methods=["go-ucb", "gp-pi"],
-            folds=[0, 1],
-            n=2,
-            T=2,
+
+
+def _quick(args: argparse.Namespace) -> dict | None:
+    """A tiny run of every part."""
+    out = args.out
+    synthetic(
+        argparse.Namespace(
+            functions=["f1"],
+            methods=["go-ucb", "go-ucb-d1", "gp-ei", "random"],
+            seeds=[0, 1],
+            scale=0.2,
             out=out,
         )
-        tuning(argparse.Namespace(action="run", **tun))
-        return tuning(argparse.Namespace(action="summarize", **tun))
-    if args.part is None:
-        parser.error("choose synthetic, tuning, calibrate or timing")
-    return {"synthetic": synthetic, "tuning": tuning, "calibrate": calibrate, "timing": timing}[
-        args.part
-    ](args)
+    )
+    calibrate(
+        argparse.Namespace(
+            beta_scales=["1e-8"],
+            lams=["default"],
+            problems=["net5"],
+            seeds=[1000],
+            n=3,
+            T=4,
+            out=out,
+        )
+    )
+    timing(argparse.Namespace(horizons=[4], repeats=1, out=out))
+    tun = dict(
+        models=["random_forest"],
+        datasets=["pima"],
+        methods=["go-ucb", "gp-pi"],
+        folds=[0, 1],
+        n=2,
+        T=2,
+        out=out,
+    )
+    tuning(argparse.Namespace(action="run", **tun))
+    return tuning(argparse.Namespace(action="summarize", **tun))
+
+
+PARTS = (
+    harness.Part("synthetic", _synthetic_arguments, synthetic),
+    harness.Part("tuning", _tuning_arguments, tuning),
+    harness.Part("calibrate", _calibrate_arguments, calibrate),
+    harness.Part("timing", _timing_arguments, timing),
+)
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    """Run a part (or, with ``--quick``, every part); returns that part's results."""
+    return harness.main_parts(__doc__, PARTS, _quick, argv, quick_help="a tiny run of every part")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ The template
     ``--quick`` narrows them to, ``run`` (the missing runs) and ``summarize`` (a
     :class:`Report` of the saved runs). :func:`main` is its whole command line (``run``,
     ``summarize``, other commands, ``--quick``), and :func:`publish` writes the report's JSON,
-    Markdown and plot and prints its headline.
+    Markdown and plot and prints its headline. A benchmark of several parts (a paper's
+    experiments) declares each as a :class:`Part`; :func:`main_parts` is its command line.
 Runs
     A benchmark made of many runs keeps one JSON file per run in :func:`runs_dir`
     (``<out>/<benchmark>/runs``). A run's file is written atomically when the run ends, so an
@@ -40,7 +41,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,6 +52,7 @@ __all__ = [
     "RESULTS",
     "AskTell",
     "Benchmark",
+    "Part",
     "Report",
     "claim",
     "collect_runs",
@@ -59,6 +61,7 @@ __all__ = [
     "format_mean_se",
     "load_runs",
     "main",
+    "main_parts",
     "make_parser",
     "mean_se",
     "panel_grid",
@@ -239,6 +242,74 @@ def main(benchmark: Benchmark, argv: list[str] | None = None) -> dict | None:
     elif args.command in benchmark.commands:
         benchmark.commands[args.command](args)
     return publish(args.out, benchmark.name, benchmark.summarize(args))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a benchmark made of several (a paper's experiments), for :func:`main_parts`.
+
+    Attributes
+    ----------
+    name : str
+        The part's command (``python -m benchmarks.<module> <name>``).
+    arguments : callable
+        ``arguments(parser)`` adds the part's options to its sub-command.
+    run : callable
+        ``run(args)`` runs the part and returns its summary.
+    check : callable, optional
+        ``check(args)`` returns an error message for options the parser cannot check, or
+        ``None``.
+    """
+
+    name: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], Any]
+    check: Callable[[argparse.Namespace], str | None] | None = None
+
+
+def main_parts(
+    doc: str | None,
+    parts: Sequence[Part],
+    quick: Callable[[argparse.Namespace], Any],
+    argv: list[str] | None = None,
+    *,
+    quick_help: str = "a tiny run (tests)",
+) -> Any:
+    """The command line of a benchmark of several parts: ``<part> [options]``, or ``--quick``
+    (``quick(args)``, which may look at ``args.part``).
+
+    Parameters
+    ----------
+    doc : str or None
+        The module's docstring.
+    parts : sequence of Part
+    quick : callable
+        The smoke run; it returns what ``main`` returns.
+    argv : list of str, optional
+        The arguments (``None``: the command line's).
+    quick_help : str, default="a tiny run (tests)"
+        What ``--quick`` runs, for the help text.
+
+    Returns
+    -------
+    object
+        The part's (or the quick run's) summary.
+    """
+    parser = make_parser(doc, quick=quick_help)
+    sub = parser.add_subparsers(dest="part")
+    for part in parts:
+        part.arguments(sub.add_parser(part.name))
+    args = parse(parser, argv)
+    if args.quick:
+        return quick(args)
+    by_name = {part.name: part for part in parts}
+    if args.part is None:
+        parser.error(f"choose a part: {', '.join(by_name)}")
+    chosen = by_name[args.part]
+    message = None if chosen.check is None else chosen.check(args)
+    if message is not None:
+        parser.error(message)
+    return chosen.run(args)
 
 
 # -- runs --------------------------------------------------------------------------------------
