@@ -14,7 +14,6 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
@@ -79,9 +78,7 @@ def main(argv: list[str] | None = None) -> dict:
                 )
                 print(alg, setting, "q", q, round(rowq[str(q)], 1), file=sys.stderr)
             out["q"].setdefault(alg, {})[setting] = rowq
-    harness.write_json(args.out / "calibration.json", out)
-    print(json.dumps(out, indent=1))
-    return out
+    return harness.publish(args.out, "calibration", harness.Report(out, headline=out))
 
 
 if __name__ == "__main__":

@@ -139,22 +139,23 @@ class Report:
     ----------
     result : dict
         Written to ``<out>/<name>.json`` and returned by the benchmark's ``main``.
-    markdown : str
+    markdown : str, optional
         Written to ``<out>/<name>.md``.
-    plot : callable
+    plot : callable, optional
         ``plot(path)`` draws ``<out>/<name>.png``.
     headline : object, optional
         Printed as JSON on stdout (``None``: nothing printed).
     """
 
     result: dict
-    markdown: str
-    plot: Callable[[Path], None]
+    markdown: str | None = None
+    plot: Callable[[Path], None] | None = None
     headline: Any = None
 
 
 def publish(out: Path, name: str, report: Report) -> dict:
-    """Write ``report`` as ``<out>/<name>.json``, ``.md`` and ``.png``; print its headline.
+    """Write ``report`` as ``<out>/<name>.json`` (and ``.md`` and ``.png`` when it has them);
+    print its headline.
 
     Returns
     -------
@@ -162,8 +163,10 @@ def publish(out: Path, name: str, report: Report) -> dict:
         ``report.result``.
     """
     write_json(out / f"{name}.json", report.result)
-    (out / f"{name}.md").write_text(report.markdown)
-    report.plot(out / f"{name}.png")
+    if report.markdown is not None:
+        (out / f"{name}.md").write_text(report.markdown)
+    if report.plot is not None:
+        report.plot(out / f"{name}.png")
     if report.headline is not None:
         print(json.dumps(report.headline, indent=1))
     return report.result

@@ -12,7 +12,6 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 
@@ -66,9 +65,7 @@ def main(argv: list[str] | None = None) -> dict:
                 }
             )
     result = {"benchmark": "noise_samplers", "draws": n, "repeats": repeats, "rows": rows}
-    harness.write_json(args.out / "noise_samplers.json", result)
-    print(json.dumps(result, indent=1))
-    return result
+    return harness.publish(args.out, "noise_samplers", harness.Report(result, headline=result))
 
 
 if __name__ == "__main__":

@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> dict:
                     flush=True,
                 )
     out = {"benchmark": "one_d_check", "seeds": list(seeds), "results": results}
-    harness.write_json(args.out / "one_d_check.json", out)
-    _plot(results, args.out / "one_d_check.png")
-    return out
+    return harness.publish(
+        args.out, "one_d_check", harness.Report(out, plot=lambda path: _plot(results, path))
+    )
 
 
 @harness.figure

@@ -29,7 +29,6 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -225,10 +224,8 @@ def run(sizes: list[int], repeats: int, out: Path) -> dict:
         },
         "batch_of_4_after_50_trials": spread,
     }
-    harness.write_json(out / "optuna_overhead.json", result)
-    _plot(result, out / "optuna_overhead.png")
-    print(json.dumps(spread, indent=1))
-    return result
+    report = harness.Report(result, plot=lambda path: _plot(result, path), headline=spread)
+    return harness.publish(out, "optuna_overhead", report)
 
 
 @harness.figure

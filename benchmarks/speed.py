@@ -16,7 +16,6 @@ Usage::
 from __future__ import annotations
 
 import copy
-import json
 import platform
 import statistics
 import sys
@@ -128,10 +127,8 @@ def main(argv: list[str] | None = None) -> dict:
                 f"tell {r['tell_seconds'] * 1e3:9.1f} ms  m={r.get('m', '-')}",
                 file=sys.stderr,
             )
-    harness.write_json(args.out / "speed.json", results)
-    _plot(results, args.out / "speed.png")
-    print(json.dumps(results, indent=1))
-    return results
+    report = harness.Report(results, plot=lambda path: _plot(results, path), headline=results)
+    return harness.publish(args.out, "speed", report)
 
 
 @harness.figure

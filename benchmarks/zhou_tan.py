@@ -259,10 +259,12 @@ def main(argv: list[str] | None = None) -> dict:
         | {"ranking": s["ranking"]}
         for k, s in results["settings"].items()
     }
-    harness.write_json(args.out / f"{args.name}.json", results)
-    plot(results, args.out / f"{args.name}.png")
-    print(json.dumps({"config": results["config"], "summary": summary}, indent=1))
-    return results
+    report = harness.Report(
+        results,
+        plot=lambda path: plot(results, path),
+        headline={"config": results["config"], "summary": summary},
+    )
+    return harness.publish(args.out, args.name, report)
 
 
 if __name__ == "__main__":
