@@ -23,6 +23,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from privtune import PrivateGPUCBSampler, RecordObjective
+from privtune.optuna_pick import PickTracker
 
 quick = "--quick" in sys.argv
 n_trials = 6 if quick else 20
@@ -55,10 +56,6 @@ def make(trial: optuna.Trial):
     )
 
 
-def progress(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-    print(f"{trial.number + 1}/{n_trials} trials", flush=True)
-
-
 objective = RecordObjective(make, X_train, y_train, X_val, y_val, scoring="accuracy")
 sampler = PrivateGPUCBSampler(
     privacy_unit="record",
@@ -71,7 +68,10 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 study = sampler.create_study(direction="maximize")
 untuned = {"alpha": 1e-4, "learning_rate_init": 1e-3}
 study.enqueue_trial(untuned)  # the network's own values, first
-sampler.optimize(study, objective, callbacks=[progress])
+# progress: the recommendation after each trial (Optuna's own "best value" would be the
+# largest noisy value), computed from the released values only
+tracker = PickTracker(sampler, baseline=0, show=True)
+sampler.optimize(study, objective, callbacks=[tracker])
 
 
 def test_accuracy(params: dict) -> float:

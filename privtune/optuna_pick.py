@@ -110,7 +110,8 @@ class PickTracker:
         )
         if self.show:
             print(
-                f"[privtune] {pick.n_complete} trials: pick = trial {pick.trial}, posterior "
+                f"[privtune] {pick.n_complete} trial{'' if pick.n_complete == 1 else 's'}: "
+                f"pick = trial {pick.trial}, posterior "
                 f"mean {pick.mean:.4f} +- {pick.std:.4f} {pick.params}",
                 flush=True,
             )
