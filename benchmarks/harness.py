@@ -706,7 +706,8 @@ def save_figure(fig: Any, path: Path, *, title: str, dpi: int = 110) -> None:
             if n > 25 and line.get_linestyle() not in ("None", "") and line.get_marker():
                 line.set_markevery(max(n // 10, 1))
         label = ax.get_xlabel().lower()
-        if label == "t" or label.startswith("t ") or any(word in label for word in _COUNTS):
+        counts = label == "t" or label.startswith("t ") or any(w in label for w in _COUNTS)
+        if counts and ax.get_xscale() == "linear":  # a log axis keeps its own ticks
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle(title)
     fig.tight_layout()
