@@ -226,7 +226,7 @@ def plot(results: dict, path: Path) -> None:
     # the legend goes where every algorithm of the figure is drawn, or the most of them
     max(axes[: len(keys)], key=lambda ax: len(ax.get_lines())).legend(fontsize=8)
     harness.save_figure(
-        fig, path, title="Zhou & Tan (2021): cumulative regret of the GP-UCB family"
+        fig, path, title=f"Zhou & Tan (2021): cumulative regret of the GP-UCB family ({path.stem})"
     )
 
 
