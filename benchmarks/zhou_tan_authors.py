@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import json
 import math
 import time
 
@@ -197,19 +196,13 @@ def summarize(args: argparse.Namespace) -> dict:
         "config": {"T": args.T, "trials": args.trials},
         "settings": dict(sorted(settings.items())),
     }
-    harness.write_json(args.out / "zhou_tan_authors.json", result)
-    plot(result, args.out / "zhou_tan_authors.png")
-    print(
-        json.dumps(
-            {
-                k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
-                | {"robust_ranking": s["robust_ranking"]}
-                for k, s in result["settings"].items()
-            },
-            indent=1,
-        )
-    )
-    return result
+    headline = {
+        k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
+        | {"robust_ranking": s["robust_ranking"]}
+        for k, s in result["settings"].items()
+    }
+    report = harness.Report(result, plot=lambda path: plot(result, path), headline=headline)
+    return harness.publish(args.out, "zhou_tan_authors", report)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import json
 import time
 from pathlib import Path
 
@@ -270,19 +269,13 @@ def summarize(args: argparse.Namespace) -> dict:
         algs = entry["algorithms"]
         entry["ranking"] = sorted(algs, key=lambda a: algs[a]["final_regret_mean"])
     result = {"benchmark": "zhou_tan_real", "settings": dict(sorted(settings.items()))}
-    harness.write_json(args.out / "zhou_tan_real.json", result)
-    plot(result, args.out / "zhou_tan_real.png")
-    print(
-        json.dumps(
-            {
-                k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
-                | {"ranking": s["ranking"]}
-                for k, s in result["settings"].items()
-            },
-            indent=1,
-        )
-    )
-    return result
+    headline = {
+        k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
+        | {"ranking": s["ranking"]}
+        for k, s in result["settings"].items()
+    }
+    report = harness.Report(result, plot=lambda path: plot(result, path), headline=headline)
+    return harness.publish(args.out, "zhou_tan_real", report)
 
 
 def main(argv: list[str] | None = None) -> dict:
