@@ -816,9 +816,7 @@ class SearchSpace(Mapping[str, Dimension]):
     def covered_by(self, U: np.ndarray) -> bool:
         """Whether the cube points ``U`` (rows) hold every configuration of a finite space
         (:attr:`n_configurations`); ``False`` for a space with a real parameter."""
-        n = self.n_configurations
-        U = np.asarray(U, dtype=float).reshape(-1, self.dim)
-        return n is not None and len({u.tobytes() for u in self.snap(U)}) >= n
+        return _covered(self, U)
 
     def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
         """Encode one configuration as a point of the cube.
@@ -1003,11 +1001,7 @@ class SearchSpace(Mapping[str, Dimension]):
         -------
         params_list : list of dict
         """
-        n = operator.index(n)
-        if n < 0:
-            raise ValueError(f"`n` must be non-negative, got {n}.")
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        return self.from_unit_many(rng.random((n, self._dim)))
+        return _sample(self, n, rng)
 
     def to_optuna(self) -> dict[str, Any]:
         """Return the equivalent Optuna search space, name -> distribution.
@@ -1102,9 +1096,7 @@ class SpaceUnion:
 
     def covered_by(self, U: np.ndarray) -> bool:
         """Whether the cube points ``U`` hold every configuration of a finite union."""
-        n = self.n_configurations
-        U = np.asarray(U, dtype=float).reshape(-1, self._dim)
-        return n is not None and len({u.tobytes() for u in self.snap(U)}) >= n
+        return _covered(self, U)
 
     def _columns(self, i: int) -> slice:
         return slice(self._starts[i], self._starts[i] + self.spaces[i].dim)
@@ -1172,15 +1164,27 @@ class SpaceUnion:
 
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> list[dict[str, Any]]:
         """Draw n configurations: each a uniform choice of space, then that space's draw."""
-        n = operator.index(n)
-        if n < 0:
-            raise ValueError(f"`n` must be non-negative, got {n}.")
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        return self.from_unit_many(rng.random((n, self._dim)))
+        return _sample(self, n, rng)
 
 
 Space = SearchSpace | SpaceUnion
 """What a search searches: one space, or a union of several."""
+
+
+def _covered(space: Space, U: np.ndarray) -> bool:
+    """Whether the points ``U`` snap to at least ``space.n_configurations`` distinct points."""
+    n = space.n_configurations
+    U = np.asarray(U, dtype=float).reshape(-1, space.dim)
+    return n is not None and len({u.tobytes() for u in space.snap(U)}) >= n
+
+
+def _sample(space: Space, n: int, rng: np.random.Generator | int | None) -> list[dict[str, Any]]:
+    """``n`` configurations decoded from uniform points of ``space``'s cube."""
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"`n` must be non-negative, got {n}.")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return space.from_unit_many(rng.random((n, space.dim)))
 
 
 def as_space(spec: Any) -> Space:
