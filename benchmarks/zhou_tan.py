@@ -230,6 +230,18 @@ def plot(results: dict, path: Path) -> None:
     )
 
 
+def publish_regrets(out: Path, name: str, result: dict, ranking: str) -> dict:
+    """Write a reproduction's ``result`` (``<name>.json`` and ``.png``) and print, per setting,
+    each algorithm's final mean regret and the setting's ``ranking``."""
+    headline = {
+        k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
+        | {ranking: s[ranking]}
+        for k, s in result["settings"].items()
+    }
+    report = harness.Report(result, plot=lambda path: plot(result, path), headline=headline)
+    return harness.publish(out, name, report)
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Run the benchmark; returns the results written to ``<out>/<name>.json``."""
     parser = harness.make_parser(__doc__, quick="T=40, 2 trials, SE only")

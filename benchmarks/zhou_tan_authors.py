@@ -48,7 +48,7 @@ import time
 import numpy as np
 
 from benchmarks import harness
-from benchmarks.zhou_tan import ALGORITHMS, KERNELS, OBJECTIVES, plot, run_trial
+from benchmarks.zhou_tan import ALGORITHMS, KERNELS, OBJECTIVES, publish_regrets, run_trial
 from privtune.optimizers import ATAGPUCB, TGPUCB
 
 CURVE_STEP = 10  # the saved curves keep every 10th round
@@ -196,13 +196,7 @@ def summarize(args: argparse.Namespace) -> dict:
         "config": {"T": args.T, "trials": args.trials},
         "settings": dict(sorted(settings.items())),
     }
-    headline = {
-        k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
-        | {"robust_ranking": s["robust_ranking"]}
-        for k, s in result["settings"].items()
-    }
-    report = harness.Report(result, plot=lambda path: plot(result, path), headline=headline)
-    return harness.publish(args.out, "zhou_tan_authors", report)
+    return publish_regrets(args.out, "zhou_tan_authors", result, "robust_ranking")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import harness
-from benchmarks.zhou_tan import ALGORITHMS, make_algorithm, plot
+from benchmarks.zhou_tan import ALGORITHMS, make_algorithm, publish_regrets
 from privtune.kernels import Kernel
 from privtune.privacy import LaplaceCurator
 
@@ -269,13 +269,7 @@ def summarize(args: argparse.Namespace) -> dict:
         algs = entry["algorithms"]
         entry["ranking"] = sorted(algs, key=lambda a: algs[a]["final_regret_mean"])
     result = {"benchmark": "zhou_tan_real", "settings": dict(sorted(settings.items()))}
-    headline = {
-        k: {a: round(v["final_regret_mean"], 1) for a, v in s["algorithms"].items()}
-        | {"ranking": s["ranking"]}
-        for k, s in result["settings"].items()
-    }
-    report = harness.Report(result, plot=lambda path: plot(result, path), headline=headline)
-    return harness.publish(args.out, "zhou_tan_real", report)
+    return publish_regrets(args.out, "zhou_tan_real", result, "ranking")
 
 
 def main(argv: list[str] | None = None) -> dict:
