@@ -710,11 +710,13 @@ def test_the_untuned_values_come_back_exactly_as_the_estimator_holds_them():
     # pick and best_params_ must say 1e-4, or the default reads as a tuned value
     space = {"tol": (1e-6, 1e-2, "log-uniform"), "C": (1e-2, 1e2, "log-uniform")}
     est = LogisticRegression(max_iter=200)
-    for kwargs in ({}, {"privacy_budget": (1.0, 1e-6), "value_range": (0.0, 1.0)}):
+    private = {"privacy_budget": (1.0, 1e-6), "value_range": (0.0, 1.0), "noise_random_state": 0}
+    for kwargs in ({}, private):
         s = PrivateBOSearchCV(est, space, n_iter=4, random_state=0, **kwargs).fit(X, Y)
         assert s.cv_results_["params"][0] == {"tol": 1e-4, "C": 1.0}
         assert s.cv_results_["param_tol"][0] == 1e-4
-    # with privacy at epsilon 1 the untuned estimator is kept: exactly its values
+    # with privacy at epsilon 1 the untuned estimator is kept; the noise is seeded because
+    # private selection replaces it by chance now and then (1 of 8 noise seeds here)
     assert s.best_params_ == {"tol": 1e-4, "C": 1.0}
 
 
