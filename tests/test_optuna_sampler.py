@@ -191,7 +191,8 @@ def test_released_value_is_clip_plus_laplace_with_the_declared_scale():
     sampler = PrivateGPUCBSampler(
         "random", epsilon=2.0, value_range=(0.0, 1.0), seed=0, noise_seed=3
     )
-    study = optuna.create_study(sampler=sampler, direction="maximize")
+    # named: a seeded study's noise is keyed by its name, and an unnamed study gets a random one
+    study = optuna.create_study(sampler=sampler, direction="maximize", study_name="laplace")
     study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1) * 0 + 0.5), n_trials=400)
     noise = np.array([t.value for t in study.trials]) - 0.5
     assert abs(np.mean(np.abs(noise)) - 0.5) < 0.1
@@ -715,7 +716,8 @@ def test_a_changed_noise_seed_fails_closed():
 
 def test_qff_ldp_releases_clip_plus_gaussian_and_reports_gaussian_composition():
     sampler = make_sampler("qff-ldp", seed=0, n_startup_trials=40, noise_seed=3)
-    study = optuna.create_study(sampler=sampler, direction="maximize")
+    # named: the noise is keyed by (noise_seed, study name), so only a named study has it fixed
+    study = optuna.create_study(sampler=sampler, direction="maximize", study_name="gaussian")
     study.optimize(sampler.privatize(lambda t: quadratic(t) * 0 + 0.5), n_trials=40)
     curator = sampler.engine.curator()
     # sigma_u of Lemma 5 for rewards in [0, 1] at alpha = 1, beta = 0.1, times hi - lo = 1.
@@ -765,10 +767,12 @@ def test_an_unknown_optimizer_kwarg_names_the_algorithm_and_the_allowed_keys():
 def test_the_recommended_untuned_values_come_back_exactly_as_enqueued():
     # the recommendation is a stored trial's parameters: an enqueued 1e-4 on a log scale stays
     # 1e-4 (a cube decoding would give 1.0000000000000009e-4)
+    # the noise is seeded (and the study named, which keys it): every configuration scores the
+    # same, and the pick replaces the enqueued trial by chance now and then (5 of 200 noise seeds)
     sampler = PrivateGPUCBSampler(
-        "gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=0, n_startup_trials=2
+        "gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=0, noise_seed=0, n_startup_trials=2
     )
-    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study = optuna.create_study(direction="maximize", sampler=sampler, study_name="untuned")
     study.enqueue_trial({"tol": 1e-4})
     objective = sampler.privatize(
         lambda t: 0.5 + 0.0 * t.suggest_float("tol", 1e-6, 1e-2, log=True)
