@@ -62,6 +62,23 @@ def _model_seed(seed: int | None) -> int:
     return draw_seed()
 
 
+def _baseline_row(
+    baseline: int | None, trials: Sequence[FrozenTrial], completed: list[FrozenTrial]
+) -> tuple[int | None, FrozenTrial | None]:
+    """The row of trial number ``baseline`` among the ``completed`` trials the model is told, or
+    the trial itself when the model leaves it out (a configuration outside the space)."""
+    if baseline is None:
+        return None, None
+    rows = [i for i, t in enumerate(completed) if t.number == baseline]
+    others = [t for t in trials if t.number == baseline and t not in completed]
+    if isinstance(baseline, bool) or not (rows or others):
+        raise ValueError(
+            "baseline must be the number (FrozenTrial.number) of a completed trial "
+            f"of this study; got {baseline!r}."
+        )
+    return (rows[0], None) if rows else (None, others[0])
+
+
 def _single_objective(study: Study) -> None:
     if study._is_multi_objective():
         raise ValueError(
@@ -681,16 +698,7 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         space = SearchSpace(search_space)
         completed = self._completed(study, trials, search_space)
-        row = outside = None
-        if baseline is not None:
-            rows = [i for i, t in enumerate(completed) if t.number == baseline]
-            others = [t for t in trials if t.number == baseline and t not in completed]
-            if isinstance(baseline, bool) or not (rows or others):
-                raise ValueError(
-                    "baseline must be the number (FrozenTrial.number) of a completed trial "
-                    f"of this study; got {baseline!r}."
-                )
-            row, outside = (rows[0], None) if rows else (None, others[0])
+        row, outside = _baseline_row(baseline, trials, completed)
         release = self._privacy.release
         noise = 0.0 if release is None else release.curator.noise_variance
         if outside is not None:  # the baseline lies outside the space: an arm apart
@@ -701,9 +709,10 @@ class PrivateGPUCBSampler(BaseSampler):
             return arm
         with self._lock:
             opt, scale = self._optimizer(study, space, search_space, completed)
+            # the told rows are the completed trials, in order
             if outside is not None:
                 pick = self.engine.recommend_against(opt, scale, arm[1], noise)
-            else:  # the told rows are the completed trials, in order
+            else:
                 pick = self.engine.recommend(opt, baseline=row)
             if pick < 0:
                 return arm
