@@ -74,6 +74,26 @@ def test_recommendation_stays_within_the_fitted_noise_of_the_best_exact_score():
     assert y[smooth_pick] < y.max() - np.sqrt(noise)
 
 
+def test_scores_the_model_judges_exact_give_the_best_observed_score():
+    """Cross-validated accuracies move in steps of one validation sample: a score one step below
+    the best lies within the fitted noise, but when the model judges the scores exact (a nugget
+    below 1 % of their variance) the pick is a best score, as ``best_trial`` would be."""
+    rng = np.random.default_rng(6)
+    opt = make_optimizer("gp-ucb", 2, seed=0)
+    X = rng.random((40, 2))
+    f = 0.98 - 2.0 * ((X[:, 0] - 0.6) ** 2 + (X[:, 1] - 0.4) ** 2)
+    y = (np.round(f * 114) + rng.choice([-2, -1, 0, 1, 2], 40)) / 114  # 114 validation samples
+    for x, v in zip(X, y, strict=True):
+        opt.tell(x, v)
+    assert opt._exact()
+    assert y[opt.recommend_row()] == y.max()
+    # the case is one where the best posterior mean within the fitted noise is a step lower
+    rewards, noise = opt.y, float(opt.fitted_noise_var()[0])
+    band = np.flatnonzero(rewards >= np.max(rewards - np.sqrt(noise)))
+    smooth_pick = band[np.argmax(opt.predict(opt.X)[0][band])]
+    assert y[smooth_pick] < y.max()
+
+
 def test_the_search_stops_at_the_number_of_distinct_candidates_with_scikit_learns_warning():
     X, y = make_classification(200, random_state=0)
     search = PrivateBOSearchCV(

@@ -452,7 +452,10 @@ class BaseOptimizer:
         ``s_j`` the fitted noise standard deviation of reward ``j``, when there is no known
         noise (no privacy): a smoothing model does not overrule scores it believes nearly
         exact, and a reward the model believes an outlier (a large ``s_j`` under the Student-t
-        likelihood) does not shut the others out. The baseline's row stays eligible (the
+        likelihood) does not shut the others out. When the model judges the rewards exact
+        (:meth:`_exact`), only the rows with the best told reward remain (the posterior mean
+        breaks their ties): a score one validation sample below the best is not picked over it,
+        as ``best_trial`` and ``best_params_`` would not. The baseline's row stays eligible (the
         baseline rule decides). Unchanged under known noise or without a fitted noise."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v):
@@ -461,7 +464,11 @@ class BaseOptimizer:
         if not ok.any():
             return eligible
         y = self.y
-        floor = np.max((y - np.sqrt(noise))[ok])
+        if self._exact():
+            best = np.max(y[ok])
+            floor = best - 1e-12 * max(1.0, abs(best))
+        else:
+            floor = np.max((y - np.sqrt(noise))[ok])
         trusted = ok & (y >= floor)
         if isinstance(baseline, (int, np.integer)) and 0 <= baseline < self.t:
             trusted[baseline] = ok[baseline]
