@@ -709,10 +709,9 @@ class PrivateGPUCBSampler(BaseSampler):
             return arm
         with self._lock:
             opt, scale = self._optimizer(study, space, search_space, completed)
-            # the told rows are the completed trials, in order
             if outside is not None:
                 pick = self.engine.recommend_against(opt, scale, arm[1], noise)
-            else:
+            else:  # the told rows are the completed trials, in order
                 pick = self.engine.recommend(opt, baseline=row)
             if pick < 0:
                 return arm
