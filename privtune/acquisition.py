@@ -63,6 +63,9 @@ class AcquisitionState:
     best_mean : callable
         ``() -> float``: the best posterior mean among the told points (0 before any), a
         noise-aware incumbent.
+    noise_sd : callable, optional
+        ``() -> float``: the standard deviation of a told reward's noise as the model sees it
+        (known plus fitted), in reward units; 0 by default.
     """
 
     def __init__(
@@ -70,8 +73,14 @@ class AcquisitionState:
         beta: Callable[[], float],
         best_observed: Callable[[], float],
         best_mean: Callable[[], float],
+        noise_sd: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        self._sources = {"beta": beta, "observed": best_observed, "mean": best_mean}
+        self._sources = {
+            "beta": beta,
+            "observed": best_observed,
+            "mean": best_mean,
+            "noise_sd": noise_sd,
+        }
         self._values: dict[str, float] = {}
 
     def _get(self, key: str) -> float:
@@ -83,6 +92,11 @@ class AcquisitionState:
     def beta(self) -> float:
         """The confidence width of the next ask."""
         return self._get("beta")
+
+    @property
+    def noise_sd(self) -> float:
+        """The standard deviation of a told reward's noise as the model sees it."""
+        return self._get("noise_sd")
 
     def incumbent(self, kind: str) -> float:
         """The incumbent value: ``"observed"`` (best told reward) or ``"mean"`` (best posterior
@@ -198,19 +212,26 @@ class LogExpectedImprovement(Acquisition):
     ----------
     incumbent : {"observed", "mean"}, default="mean"
         As in :class:`ExpectedImprovement`; the default is the noise-aware one.
+    margin : float, default=0.0
+        Improvement counted only beyond ``incumbent + margin * noise_sd``, with ``noise_sd``
+        the told rewards' noise as the model sees it (:attr:`AcquisitionState.noise_sd`):
+        an improvement within the noise is one a new evaluation would not tell apart.
     """
 
     name = "logei"
 
-    def __init__(self, incumbent: str = "mean") -> None:
+    def __init__(self, incumbent: str = "mean", margin: float = 0.0) -> None:
         self.incumbent = _check_incumbent(incumbent)
+        self.margin = float(margin)
 
     def __call__(self, mean, var, state):
         best = state.incumbent(self.incumbent)
+        if self.margin:
+            best += self.margin * state.noise_sd
         return log_expected_improvement(mean, np.sqrt(np.maximum(var, 0.0)), best)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(incumbent={self.incumbent!r})"
+        return f"{type(self).__name__}(incumbent={self.incumbent!r}, margin={self.margin!r})"
 
 
 #: The acquisitions an optimizer takes by name (any :class:`Acquisition` instance is taken too).

@@ -208,8 +208,12 @@ class PrivateGPUCBSampler(BaseSampler):
         ``epsilon``; scores outside it are clipped before the noise. Without privacy it fixes
         the reward scale; by default the observed range is used.
     n_startup_trials : int, default=10
-        Number of completed trials before the acquisition is used; until then the optimizer
-        proposes uniform points (MoMA still repeats its plays).
+        Number of completed trials before the acquisition is used. Until then the trials are
+        ``independent_sampler``'s, as Optuna's samplers draw theirs (with the same ``seed``,
+        the start-up trials of this sampler, ``GPSampler`` and ``TPESampler`` are the same).
+        Two exceptions draw privtune's own uniform points instead: a finite space (every
+        parameter discrete or categorical), where those never repeat a configuration, and
+        MoMA, which repeats its plays.
     seed : int, optional
         Seed of the proposals. As with Optuna's samplers, a sequential study with a seed is
         reproducible; with ``n_jobs > 1`` Optuna reseeds the sampler per trial (only the
@@ -222,7 +226,7 @@ class PrivateGPUCBSampler(BaseSampler):
         Leave it ``None`` outside experiments: reusing a seed on the same data reuses the
         noise, and the difference of two scores released with the same noise is not private.
     independent_sampler : optuna.samplers.BaseSampler, optional
-        Sampler for parameters outside the relative search space; a
+        Sampler of the start-up trials and of parameters outside the relative search space; a
         :class:`~optuna.samplers.RandomSampler` seeded with ``seed`` by default.
     optimizer_kwargs : dict, optional
         Constructor arguments of the optimizer overriding the tuning defaults of
@@ -334,11 +338,13 @@ class PrivateGPUCBSampler(BaseSampler):
         self._init_runtime()
 
     # -- runtime state (caches and locks; never relied on, not pickled) -------------------------
-    _RUNTIME = ("_lock", "engine", "_warned", "_privacy")
+    _RUNTIME = ("_lock", "engine", "_warned", "_startup", "_privacy")
 
     def _init_runtime(self) -> None:
         self._lock = threading.RLock()
         self._warned: set[str] = set()
+        #: (study, trial number) of the start-up trials left to independent_sampler
+        self._startup: set[tuple[str, int]] = set()
         #: The privacy protocol of the studies this sampler runs.
         self._privacy = StudyPrivacy(
             algorithm=self.algorithm,
@@ -523,6 +529,11 @@ class PrivateGPUCBSampler(BaseSampler):
         states = (TrialState.COMPLETE, TrialState.RUNNING)
         trials = study._get_trials(deepcopy=False, states=states, use_cache=False)
         completed = self._completed(study, trials, search_space)
+        if self.engine.any_uniform_start(space, len(completed)):
+            # a start-up trial: independent_sampler's, as Optuna's samplers draw theirs
+            with self._lock:
+                self._startup.add((study.study_name, trial.number))
+            return {}
         running = [
             t
             for t in trials
@@ -549,7 +560,11 @@ class PrivateGPUCBSampler(BaseSampler):
         _single_objective(study)
         self._privacy.check_privatized(trial)
         with self._lock:
-            warn = self._warn_independent_sampling and param_name not in self._warned
+            warn = (
+                self._warn_independent_sampling
+                and param_name not in self._warned
+                and (study.study_name, trial.number) not in self._startup
+            )
             if warn and study._get_trials(
                 deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True
             ):

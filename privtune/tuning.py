@@ -639,7 +639,8 @@ class TuningEngine:
       a fit), rebuilt only when the history stops growing as a prefix;
     - the **ask policy** (:meth:`ask`): uniform proposals until ``n_startup`` rewards were told,
       then the acquisition; every proposal reseeded from its own key, so a rebuilt and a cached
-      model propose the same point;
+      model propose the same point; :meth:`any_uniform_start` says when a start-up proposal may
+      come from the adapter's own uniform sampler instead;
     - the **recommendation** (:meth:`recommend`) and the **privacy report**
       (:meth:`privacy_report`);
     - the **curator** of each score (:meth:`curator`).
@@ -795,6 +796,18 @@ class TuningEngine:
     def replay(self, stream: Hashable) -> Replay:
         """The replay cache of ``stream`` (created empty when there is none yet)."""
         return self._replays.setdefault(stream, Replay())
+
+    def any_uniform_start(self, space: Space, n_told: int) -> bool:
+        """Whether the next proposal may come from any uniform sampler (an adapter's own, such
+        as Optuna's ``RandomSampler``) instead of :meth:`ask`: fewer than ``n_startup`` rewards
+        were told, the space has a real parameter (so uniform draws do not repeat a
+        configuration; in a finite space :meth:`ask`'s draws are distinct) and the algorithm
+        does not repeat its plays (MoMA's start-up repeats each one ``k`` times)."""
+        return (
+            n_told < self.n_startup
+            and space.n_configurations is None
+            and not self.spec.repeated_plays
+        )
 
     def ask(self, opt: BaseOptimizer, *, n_told: int, key, pending=None) -> np.ndarray:
         """The next proposal: uniform while fewer than ``n_startup`` rewards were told, from

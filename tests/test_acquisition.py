@@ -245,6 +245,24 @@ def test_the_acquisition_objects_are_their_closed_forms():
     )
 
 
+def test_log_ei_with_a_margin_counts_improvement_beyond_the_noise_only():
+    from privtune.acquisition import AcquisitionState, ExpectedImprovement, LogExpectedImprovement
+
+    mean, var = np.array([0.3, -0.4]), np.array([0.25, 0.04])
+    state = AcquisitionState(lambda: 2.0, lambda: 0.2, lambda: 0.1, lambda: 0.05)
+    # margin * noise_sd = 2 * 0.05 over the best posterior mean 0.1
+    np.testing.assert_allclose(
+        LogExpectedImprovement(margin=2.0)(mean, var, state),
+        np.log(ExpectedImprovement(xi=0.1, incumbent="mean")(mean, var, state)),
+        rtol=1e-10,
+    )
+    # without a margin the noise is not read
+    calls = []
+    quiet = AcquisitionState(lambda: 2.0, lambda: 0.2, lambda: 0.1, lambda: calls.append(1) or 0.0)
+    LogExpectedImprovement()(mean, var, quiet)
+    assert not calls
+
+
 def test_an_acquisition_reads_only_what_it_needs_of_the_optimizer():
     from privtune.acquisition import UCB, AcquisitionState, ExpectedImprovement
 

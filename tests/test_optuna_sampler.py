@@ -441,6 +441,51 @@ def test_dynamic_parameter_warns_once(caplog):
     assert len(msgs) == 1 and "`z`" in msgs[0]
 
 
+def _start_up(sampler, objective, n_trials):
+    study = optuna.create_study(sampler=sampler, direction="maximize")
+    study.optimize(objective, n_trials=n_trials)
+    return [t.params for t in study.trials]
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "ata", "random"])
+def test_start_up_trials_are_the_independent_samplers_as_in_optunas_samplers(algorithm):
+    # With the same seed GPSampler, TPESampler and this sampler start from the same trials:
+    # a comparison of samplers then compares their searches, not their start-up draws.
+    ours = _start_up(PrivateGPUCBSampler(algorithm, seed=3, n_startup_trials=6), quadratic, 6)
+    theirs = _start_up(optuna.samplers.RandomSampler(seed=3), quadratic, 6)
+    assert ours == theirs
+    after = _start_up(PrivateGPUCBSampler(algorithm, seed=3, n_startup_trials=6), quadratic, 8)
+    assert after[:6] == theirs
+
+
+def test_start_up_trials_of_a_finite_space_are_distinct_and_unwarned(caplog):
+    # Every parameter discrete: the engine's draws, which never repeat a configuration
+    # (RandomSampler(seed=0)'s 4 draws hold 2 of the 4 configurations).
+    def finite(trial):
+        a = trial.suggest_categorical("a", ["u", "v"])
+        b = trial.suggest_int("b", 0, 1)
+        return float(a == "u") + b
+
+    optuna.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING):
+            params = _start_up(PrivateGPUCBSampler(seed=0, n_startup_trials=4), finite, 4)
+    finally:
+        optuna.logging.disable_propagation()
+    assert len({(p["a"], p["b"]) for p in params}) == 4
+    assert not [r for r in caplog.records if "sampled independently" in r.getMessage()]
+
+
+def test_start_up_trials_left_to_the_independent_sampler_do_not_warn(caplog):
+    optuna.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING):
+            _start_up(PrivateGPUCBSampler(seed=0, n_startup_trials=5), quadratic, 7)
+    finally:
+        optuna.logging.disable_propagation()
+    assert not [r for r in caplog.records if "sampled independently" in r.getMessage()]
+
+
 # -- statelessness, pending trials, reproducibility ----------------------------------------
 @pytest.mark.parametrize("algorithm", UNWRAPPED)
 def test_a_fresh_sampler_proposes_what_the_cached_one_does(algorithm):
@@ -715,7 +760,8 @@ def test_a_changed_noise_seed_fails_closed():
 
 
 def test_qff_ldp_releases_clip_plus_gaussian_and_reports_gaussian_composition():
-    sampler = make_sampler("qff-ldp", seed=0, n_startup_trials=40, noise_seed=3)
+    # 39 start-up trials: the 40th proposal builds the model the last check reads
+    sampler = make_sampler("qff-ldp", seed=0, n_startup_trials=39, noise_seed=3)
     # named: the noise is keyed by (noise_seed, study name), so only a named study has it fixed
     study = optuna.create_study(sampler=sampler, direction="maximize", study_name="gaussian")
     study.optimize(sampler.privatize(lambda t: quadratic(t) * 0 + 0.5), n_trials=40)

@@ -207,7 +207,10 @@ def test_a_killed_worker_loses_no_release_and_counts_none_twice(tmp_path):
     optuna.create_study(study_name="killed", storage=storage, direction="maximize")
 
     def report_and_states():
-        sampler = PrivateGPUCBSampler("gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=1)
+        # no start-up trials: every proposal is the model's, which the last check reads
+        sampler = PrivateGPUCBSampler(
+            "gp-ucb", epsilon=1.0, value_range=(0.0, 1.0), seed=1, n_startup_trials=0
+        )
         study = optuna.load_study(study_name="killed", storage=storage, sampler=sampler)
         return sampler, study, sampler.privacy_report(study), [t.state for t in study.trials]
 

@@ -480,6 +480,15 @@ class BaseOptimizer:
         the Student-t likelihood); ``None`` for a model that fits none."""
         return None
 
+    def _noise_sd(self) -> float:
+        """The median told reward's noise standard deviation, known plus fitted (0 before
+        two rewards)."""
+        if self.t < 2:
+            return 0.0
+        fitted = self.fitted_noise_var()
+        total = np.asarray(self._v, dtype=float) + (0.0 if fitted is None else fitted)
+        return float(np.sqrt(np.median(total)))
+
     def _exact(self) -> bool:
         """Whether the told rewards are exact as far as the model can tell: no known noise and a
         fitted noise below 1 % of the rewards' variance for the median reward. A configuration
@@ -563,9 +572,13 @@ class BaseOptimizer:
             beta=lambda: self.beta,
             best_observed=lambda: float(np.max(self.y)) if self.t else 0.0,
             best_mean=lambda: float(np.max(self._mean(self.X))) if self.t else 0.0,
+            noise_sd=self._noise_sd,
         )
 
+        # never a configuration being evaluated, nor (with exact scores) one already told
         told = {x.tobytes() for x in self.X} if self._exact() else set()
+        if P is not None:
+            told.update(x.tobytes() for x in np.asarray(P, dtype=float))
 
         def acq(Z: np.ndarray) -> np.ndarray:
             mean, var = posterior(Z)
