@@ -530,8 +530,7 @@ class PrivateGPUCBSampler(BaseSampler):
         trials = study._get_trials(deepcopy=False, states=states, use_cache=False)
         completed = self._completed(study, trials, search_space)
         if self.engine.any_uniform_start(space, len(completed)):
-            # a start-up trial: independent_sampler's, as Optuna's samplers draw theirs
-            with self._lock:
+            with self._lock:  # a start-up trial: independent_sampler's, as in Optuna's samplers
                 self._startup.add((study.study_name, trial.number))
             return {}
         running = [
@@ -560,11 +559,8 @@ class PrivateGPUCBSampler(BaseSampler):
         _single_objective(study)
         self._privacy.check_privatized(trial)
         with self._lock:
-            warn = (
-                self._warn_independent_sampling
-                and param_name not in self._warned
-                and (study.study_name, trial.number) not in self._startup
-            )
+            warn = self._warn_independent_sampling and param_name not in self._warned
+            warn = warn and (study.study_name, trial.number) not in self._startup
             if warn and study._get_trials(
                 deepcopy=False, states=(TrialState.COMPLETE,), use_cache=True
             ):
