@@ -55,6 +55,22 @@ _INDEPENDENT_SAMPLING_WARNING = (
 )
 
 
+def _warn_independent_sampling(param_name: str, trial_number: int, independent, sampler) -> None:
+    """Optuna's warning that a parameter of a dynamic search space is sampled independently."""
+    _logger.warning(
+        _INDEPENDENT_SAMPLING_WARNING.format(
+            param_name=param_name,
+            trial_number=trial_number,
+            independent_sampler_name=type(independent).__name__,
+            sampler_name=type(sampler).__name__,
+            fallback_reason=(
+                "the parameter is not in every completed trial with the same distribution "
+                "(a dynamic search space)"
+            ),
+        )
+    )
+
+
 def _model_seed(seed: int | None) -> int:
     """The model's seed: derived from ``seed``, or fresh entropy without one."""
     if seed is not None:
@@ -568,18 +584,7 @@ class PrivateGPUCBSampler(BaseSampler):
             else:
                 warn = False
         if warn:
-            _logger.warning(
-                _INDEPENDENT_SAMPLING_WARNING.format(
-                    param_name=param_name,
-                    trial_number=trial.number,
-                    independent_sampler_name=type(self._independent_sampler).__name__,
-                    sampler_name=type(self).__name__,
-                    fallback_reason=(
-                        "the parameter is not in every completed trial with the same "
-                        "distribution (a dynamic search space)"
-                    ),
-                )
-            )
+            _warn_independent_sampling(param_name, trial.number, self._independent_sampler, self)
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution
         )
