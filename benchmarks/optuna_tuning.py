@@ -67,7 +67,8 @@ from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from benchmarks.hebo_sampler import HEBOSampler
 from privtune import LaplaceCurator, PrivateGPUCBSampler
-from privtune.acquisition import BASELINE_LEVEL
+from privtune.acquisition import ACQUISITIONS, BASELINE_LEVEL
+from privtune.gp import Priors
 from privtune.presets import PRESETS, estimator_for
 from privtune.space import Categorical, SearchSpace
 from privtune.tuning import AUTO
@@ -121,6 +122,22 @@ def suggest(trial: optuna.Trial, space: SearchSpace) -> dict:
     return params
 
 
+def from_json(optimizer_kwargs: dict | None) -> dict | None:
+    """``optimizer_kwargs`` as JSON gives them, with its objects built: an acquisition with
+    arguments as ``{"acquisition": {"logei": {"margin": 1.0}}}``
+    (:data:`privtune.acquisition.ACQUISITIONS`), the surrogate's priors as
+    ``{"priors": {"mean_scale": 0.0}}`` (:class:`privtune.gp.Priors`)."""
+    if not optimizer_kwargs:
+        return optimizer_kwargs
+    kwargs = dict(optimizer_kwargs)
+    if isinstance(kwargs.get("acquisition"), dict):  # {"name": {its kwargs}}
+        ((name, acq_kwargs),) = kwargs["acquisition"].items()
+        kwargs["acquisition"] = ACQUISITIONS[name](**acq_kwargs)
+    if isinstance(kwargs.get("priors"), dict):
+        kwargs["priors"] = Priors(**kwargs["priors"])
+    return kwargs
+
+
 def make_sampler(
     name: str,
     eps: str,
@@ -130,7 +147,9 @@ def make_sampler(
 ) -> optuna.samplers.BaseSampler:
     """The sampler ``name`` of a run: Optuna's (``"tpe"``, ``"gp"``, ``"random-optuna"``), or
     privtune's algorithm ``name`` in the setting ``eps`` (its curator's noise seeded with
-    ``noise_seed``, default ``10000 + seed``)."""
+    ``noise_seed``, default ``10000 + seed``); ``optimizer_kwargs`` as JSON gives them
+    (:func:`from_json`)."""
+    optimizer_kwargs = from_json(optimizer_kwargs)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
@@ -916,7 +935,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         type=json.loads,
         default=None,
         help="JSON overrides of the privtune samplers' defaults, e.g. "
-        '\'{"acquisition": "ucb"}\' (use another --out: run files do not record them)',
+        '\'{"acquisition": "ucb"}\' or \'{"priors": {"mean_scale": 0.0}}\' (objects as '
+        "from_json builds them; use another --out: run files do not record them)",
     )
     parser.set_defaults(checkpoints=CHECKPOINTS)
 

@@ -25,7 +25,8 @@ Methods: ``privtune`` (``PrivateGPUCBSampler()``, the default algorithm), ``tpe`
 :mod:`benchmarks.hebo_sampler`; installed separately, skipped without it); ``tgp``, ``ata``
 and ``moma`` (privtune's sampler with those algorithms); a variant of privtune's engine is
 ``privtune:NAME`` with ``--variant NAME='{"optimizer_kwarg": value}'`` (an acquisition with
-arguments as ``{"acquisition": {"logei": {"incumbent": "observed"}}}``). privtune picks with
+arguments as ``{"acquisition": {"logei": {"incumbent": "observed"}}}``, the surrogate's priors
+as ``{"priors": {"mean_scale": 0.0}}``). privtune picks with
 ``recommend_trial`` (the posterior-mean rule); Optuna's samplers with ``study.best_trial`` (with
 noise: the largest released value, what a user of them gets).
 
@@ -88,7 +89,6 @@ from sklearn.tree import DecisionTreeClassifier
 from benchmarks import harness
 from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
-from privtune.acquisition import ACQUISITIONS
 from privtune.space import Categorical, Integer, Real, SearchSpace
 
 FAMILIES = ["plateau", "unseen", "heavy"]
@@ -378,9 +378,6 @@ def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
     curator's noise seeded with ``20000 + seed`` (:func:`_noise_rng`)."""
     base, _, variant = method.partition(":")
     kwargs = dict(variants.get(variant, {})) if variant else None
-    if kwargs and isinstance(kwargs.get("acquisition"), dict):  # {"name": {its kwargs}}
-        ((name, acq_kwargs),) = kwargs["acquisition"].items()
-        kwargs["acquisition"] = ACQUISITIONS[name](**acq_kwargs)
     # "privtune" is the default algorithm; "tgp", "ata", "moma" privtune's others
     name = {"privtune": "auto", "random": "random-optuna"}.get(base, base)
     return make_sampler(name, setting, seed, kwargs, noise_seed=20_000 + seed)

@@ -16,8 +16,10 @@ The model of a told reward ``y_i`` at ``x_i`` (in the optimizer's reward units) 
 
 **Fitted** (:class:`GaussianProcess` with ``fit=True``): the lengthscales, ``s2`` and ``g`` are
 the maximum a posteriori values (L-BFGS-B on their logarithms with analytic gradients), ``c`` is
-its generalised-least-squares value given them (the marginal likelihood's maximiser, profiled
-out). The priors (:class:`Priors`), in standardised units:
+profiled out: its maximiser given them, by default the generalised-least-squares value (a flat
+prior), or with ``c ~ N(0, mean_scale^2)`` that value shrunk towards 0, the told rewards' mean
+(``mean_scale=0`` fixes it there, as Optuna's ``GPSampler`` does). The priors (:class:`Priors`),
+in standardised units:
 
 - lengthscale ``l_b ~ LogNormal(sqrt(2) + ln(G) / 2, sqrt(3))`` for ``G`` parameters, a
   density on ``l_b``: the dimension-scaled prior of Hvarfner, Hellsten & Nardi (2024, "Vanilla
@@ -140,6 +142,9 @@ class Priors:
     warping_scale : float, default=sqrt(0.75)
         ``ln a_b, ln c_b ~ N(0, warping_scale^2)`` for the Kumaraswamy concentrations of an
         input-warped parameter: a log-normal prior centred on no warping (``a = c = 1``).
+    mean_scale : float, default=inf
+        ``c ~ N(0, mean_scale^2)`` for the constant mean: ``inf`` leaves ``c`` to the data
+        (its generalised-least-squares value), ``0`` fixes it at the told rewards' mean.
     """
 
     lengthscale_loc: float = math.sqrt(2.0)
@@ -149,10 +154,32 @@ class Priors:
     nugget_rate: float = 30.0
     min_nugget: float = 1e-6
     warping_scale: float = math.sqrt(0.75)
+    mean_scale: float = math.inf
 
     def log_lengthscale_loc(self, n_blocks: int) -> float:
         """The prior's location of ``ln l_b`` for ``n_blocks`` parameters."""
         return self.lengthscale_loc + 0.5 * math.log(max(n_blocks, 1))
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.mean_scale, (int, float)) and self.mean_scale >= 0.0):
+            raise ValueError(
+                "mean_scale must be a number >= 0 (0 fixes the constant mean at the told "
+                f"rewards' mean, inf leaves it to the data), got {self.mean_scale!r}."
+            )
+
+    def mean_given(self, ones_k: float, z_k: float) -> float:
+        """The constant mean ``c`` given the other hyperparameters: the maximiser of
+        ``-(z - c)' K^-1 (z - c) / 2`` plus the log prior of ``c``, from ``ones_k = 1' K^-1 1``
+        and ``z_k = 1' K^-1 z``."""
+        if self.mean_scale == 0.0:
+            return 0.0
+        return z_k / (ones_k + 1.0 / self.mean_scale**2)
+
+    def mean_penalty(self, c: float) -> float:
+        """The negative log prior density of ``c`` (up to a constant)."""
+        if self.mean_scale in (0.0, math.inf):
+            return 0.0
+        return 0.5 * c * c / self.mean_scale**2
 
     def lengthscale_mode(self, n_blocks: int) -> float:
         """The mode of the log-normal lengthscale prior, ``exp(loc - scale^2)``."""
@@ -298,9 +325,10 @@ class MapObjective:
             return 1e25, np.zeros_like(theta)
         Kinv = linalg.cho_solve((Lc, True), np.eye(n))
         Ki1 = Kinv.sum(axis=1)
-        c = float(Ki1 @ z / Ki1.sum())
+        c = priors.mean_given(float(Ki1.sum()), float(Ki1 @ z))
         a = Kinv @ (z - c)
         nll = 0.5 * float((z - c) @ a) + float(np.sum(np.log(np.diag(Lc))))
+        nll += priors.mean_penalty(c)
         W = Kinv - np.outer(a, a)
         A = W * ARDMatern52.d_sq_dist(S2)  # d nll / d S2 is s2 A / 2
         grad = np.empty_like(theta)
@@ -430,7 +458,8 @@ def fit_hyperparameters(
     K = s2 * fitted.kernel(X)
     K[np.diag_indices(n)] += objective.vz + g * objective.m + _JITTER
     Kinv1 = linalg.cho_solve(linalg.cho_factor(K, lower=True), np.column_stack([np.ones(n), z]))
-    return replace(fitted, mean=float(Kinv1[:, 1].sum() / Kinv1[:, 0].sum()))
+    c = priors.mean_given(float(Kinv1[:, 0].sum()), float(Kinv1[:, 1].sum()))
+    return replace(fitted, mean=float(c))
 
 
 @dataclass(frozen=True)

@@ -62,19 +62,61 @@ def test_the_gradient_matches_finite_differences(seed):
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
 
 
-def test_the_objective_is_the_negative_log_posterior():
+def test_the_gradient_matches_finite_differences_with_a_prior_on_the_mean():
+    """The mean is profiled out under its prior too, so the envelope theorem still holds."""
+    rng = np.random.default_rng(5)
+    X = rng.random((20, 3))
+    z = np.cos(4 * X[:, 0]) + 0.05 * rng.standard_normal(20)
+    z = (z - z.mean()) / z.std() - 0.8
+    objective = MapObjective(X, z, np.zeros(20), continuous_layout(3), Priors(mean_scale=0.3))
+    theta = np.array([-1.0, -0.5, 0.0, 0.2, -4.0])
+    _, grad = objective(theta)
+    h = 1e-6
+    numeric = [(objective(theta + e)[0] - objective(theta - e)[0]) / (2 * h) for e in np.eye(5) * h]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_a_mean_scale_of_zero_fixes_the_mean_at_the_told_rewards_mean():
+    """Far from the data the model reverts to the told scores' mean (Optuna's GPSampler's
+    prior), not to the fitted constant, which sinks to the floor where most scores lie."""
+    rng = np.random.default_rng(6)
+    X = rng.random((20, 2))
+    y = np.where(X[:, 0] < 0.15, 0.9, 0.1)  # a floor of 0.1 and a few good scores
+    told = GaussianProcess.fitted(2, priors=Priors(mean_scale=0.0))
+    fitted = GaussianProcess.fitted(2)
+    for x, v in zip(X, y, strict=True):
+        told.add(x, v)
+        fitted.add(x, v)
+    assert told.hyper.mean == 0.0
+    assert told.centre == pytest.approx(float(np.mean(y)), abs=1e-12)
+    assert fitted.centre < float(np.mean(y))
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.nan, "0"])
+def test_a_bad_mean_scale_is_refused(bad):
+    with pytest.raises(ValueError, match="mean_scale must be a number >= 0"):
+        Priors(mean_scale=bad)
+
+
+@pytest.mark.parametrize("mean_scale", [math.inf, 0.5, 0.0])
+def test_the_objective_is_the_negative_log_posterior(mean_scale):
+    """With the constant mean ``c`` profiled out: its GLS value under a flat prior
+    (``mean_scale=inf``), shrunk towards 0 under ``N(0, mean_scale^2)``, 0 when fixed."""
     rng = np.random.default_rng(3)
     X = rng.random((12, 2))
-    z = rng.standard_normal(12)
+    z = rng.standard_normal(12) + 0.7
     vz = np.full(12, 0.1)
-    priors = Priors()
+    priors = Priors(mean_scale=mean_scale)
     objective = MapObjective(X, z, vz, continuous_layout(2), priors)
     theta = np.array([math.log(0.3), math.log(0.5), math.log(0.8), math.log(0.01)])
     ls, s2, g = objective.unpack(theta)
     K = s2 * ARDMatern52(tuple(ls), continuous_layout(2))(X) + np.diag(vz + g + gpm._JITTER)
     ones = np.ones(12)
-    c = ones @ np.linalg.solve(K, z) / (ones @ np.linalg.solve(K, ones))
+    precision = 0.0 if math.isinf(mean_scale) else math.inf if mean_scale == 0 else mean_scale**-2
+    c = ones @ np.linalg.solve(K, z) / (ones @ np.linalg.solve(K, ones) + precision)
     nll = 0.5 * (z - c) @ np.linalg.solve(K, z - c) + 0.5 * np.linalg.slogdet(K)[1]
+    if 0 < mean_scale < math.inf:
+        nll += 0.5 * c**2 / mean_scale**2
     loc = priors.log_lengthscale_loc(2)
     prior = (
         np.sum((np.log(ls) - loc) ** 2) / (2 * priors.lengthscale_scale**2)
