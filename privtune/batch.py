@@ -12,7 +12,7 @@ off a step grid) it is an arm outside the cube, evaluated all the same and not t
 model: the pick keeps it unless a told point beats it with posterior probability
 :func:`~privtune.acquisition.baseline_level` (``1 - 0.05 / m`` for ``m`` told points), judged
 from its released score and the known noise of that release
-(:meth:`privtune.tuning.TuningEngine.recommend_against`).
+(:meth:`privtune.tuning.TuningEngine.recommend`).
 
 Notation
 --------
@@ -168,9 +168,8 @@ class BatchOptimization:
             opt, scale, self.U[eligible]
         )
         if outside is not None:
-            row = self.engine.recommend_against(
-                opt, scale, scores[outside], noise_var, eligible=eligible
-            )
+            arm = (float(scores[outside]), noise_var)
+            row = self.engine.recommend(opt, scale, outside=arm, eligible=eligible)
             return posterior, outside if row < 0 else int(self.candidate[row])
         baseline = 0 if self.default_u is not None and eligible[0] else None
         row = self.engine.recommend(opt, baseline=baseline, eligible=eligible)

@@ -725,10 +725,9 @@ class PrivateGPUCBSampler(BaseSampler):
             return arm
         with self._lock:
             opt, scale = self._optimizer(study, space, search_space, completed)
-            if outside is not None:
-                pick = self.engine.recommend_against(opt, scale, arm[1], noise)
-            else:  # the told rows are the completed trials, in order
-                pick = self.engine.recommend(opt, baseline=row)
+            # the told rows are the completed trials, in order
+            against = None if outside is None else (arm[1], noise)
+            pick = self.engine.recommend(opt, scale, baseline=row, outside=against)
             if pick < 0:
                 return arm
             mean, std = self.engine.posterior_band(opt, scale, opt.X[pick : pick + 1])

@@ -838,29 +838,32 @@ class TuningEngine:
         )
 
     # -- results -------------------------------------------------------------------------------
-    def recommend(self, opt: BaseOptimizer, *, baseline=None, eligible=None) -> int:
-        """The row of the pick among ``opt``'s told points (:func:`recommend`)."""
-        return recommend(opt, baseline=baseline, eligible=eligible)
-
-    def recommend_against(
+    def recommend(
         self,
         opt: BaseOptimizer,
-        scale: RewardScale,
-        score: float,
-        noise_var: float,
+        scale: RewardScale | None = None,
         *,
+        baseline: int | None = None,
+        outside: tuple[float, float] | None = None,
         eligible=None,
     ) -> int:
-        """The row of the pick among ``opt``'s told points, or ``-1`` for a baseline outside
-        the cube (the untuned estimator when the space cannot encode its values), whose
-        released ``score`` has noise variance ``noise_var`` in score units: kept unless a told
-        point beats it with posterior probability
-        :func:`~privtune.acquisition.baseline_level`."""
+        """The row of the pick among ``opt``'s told points (:func:`recommend`), or ``-1`` for a
+        baseline outside the cube.
+
+        The baseline, kept unless a told point beats it with posterior probability
+        :func:`~privtune.acquisition.baseline_level`, is either the told row ``baseline`` or,
+        when the space cannot encode its values (an untuned estimator's ``None``), the arm
+        ``outside = (score, noise_var)``: its released score and that score's noise variance,
+        in score units (``scale`` converts them to rewards).
+        """
+        if outside is None:
+            return recommend(opt, baseline=baseline, eligible=eligible)
+        if baseline is not None or scale is None:
+            raise ValueError("an outside baseline needs the reward scale and no baseline row.")
+        score, noise_var = outside
         reward = float(scale(np.array([score]))[0])
-        variance = (
-            float(noise_var) * float(scale(np.array([1.0]))[0] - scale(np.array([0.0]))[0]) ** 2
-        )
-        return recommend(opt, eligible=eligible, external=(reward, variance))
+        width = float(scale(np.array([1.0]))[0] - scale(np.array([0.0]))[0])
+        return recommend(opt, eligible=eligible, external=(reward, float(noise_var) * width**2))
 
     @staticmethod
     def posterior_scores(opt: BaseOptimizer, scale: RewardScale, X) -> np.ndarray:

@@ -199,8 +199,17 @@ def test_a_baseline_outside_the_cube_is_kept_unless_a_told_point_beats_it():
     y = 0.4 + 0.4 * np.sin(3 * X[:, 0])
     opt, scale = engine.sync("s", space, list(range(10)), X, y, seed=0)
     best = int(np.argmax(y))
-    assert engine.recommend_against(opt, scale, 0.2, 0.0) == best
-    assert engine.recommend_against(opt, scale, 0.9, 0.0) == -1
-    assert engine.recommend_against(opt, scale, 0.2, 100.0) == -1
+    assert engine.recommend(opt, scale, outside=(0.2, 0.0)) == best
+    assert engine.recommend(opt, scale, outside=(0.9, 0.0)) == -1
+    assert engine.recommend(opt, scale, outside=(0.2, 100.0)) == -1
     eligible = np.arange(10) != best
-    assert engine.recommend_against(opt, scale, 0.2, 0.0, eligible=eligible) != best
+    assert engine.recommend(opt, scale, outside=(0.2, 0.0), eligible=eligible) != best
+
+
+def test_an_outside_baseline_needs_the_scale_and_no_row():
+    engine = TuningEngine("gp-ucb")
+    opt, scale = engine.sync("s", SearchSpace({"x": (0.0, 1.0)}), [0], np.array([[0.5]]), [0.3])
+    with pytest.raises(ValueError, match="outside baseline needs the reward scale"):
+        engine.recommend(opt, outside=(0.2, 0.0))
+    with pytest.raises(ValueError, match="outside baseline needs the reward scale"):
+        engine.recommend(opt, scale, baseline=0, outside=(0.2, 0.0))
