@@ -57,6 +57,32 @@ def test_loo_skill_is_zero_on_equal_scores():
     assert gp.loo_skill() == 0.0
 
 
+def _proposals_on_plateau(seed, kwargs, n, epsilon=None) -> tuple[float, float]:
+    """Ten plateau points told (released with Laplace noise of variance 0.08 in reward units
+    when ``epsilon`` is given: per-report epsilon 10 on a [0, 1] score), then ``n`` proposals,
+    each told; the best true value seen and the proposals' median distance to the nearest
+    told point."""
+    rng = np.random.default_rng(100 + seed)
+    opt = make_optimizer("gp-ucb", 6, seed=seed, epsilon=epsilon, optimizer_kwargs=kwargs)
+
+    def tell(x):
+        if epsilon is None:
+            opt.tell(x, plateau(x))
+        else:
+            opt.tell(x, 2 * plateau(x) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
+
+    X = _plateau_points(10, seed)
+    for x in X:
+        tell(x)
+    top, gaps = max(plateau(x) for x in X), []
+    for _ in range(n):
+        x = opt.ask()
+        top = max(top, plateau(x))
+        gaps.append(float(np.min(np.linalg.norm(opt.X - x, axis=1))))
+        tell(x)
+    return top, float(np.median(gaps))
+
+
 def test_the_plateau_case_is_escaped_with_the_default_and_not_without_the_rule():
     """Ten told points on the plateau (the failing seed of the issue: every start-up point on
     it), then up to 30 proposals. With the tuning defaults the good corner (value > 0.5) is
@@ -66,20 +92,9 @@ def test_the_plateau_case_is_escaped_with_the_default_and_not_without_the_rule()
     off, in seeds 0 to 5 the proposals refine the jitter (median distance to the nearest told
     point 0.03 to 0.14 over 20 proposals, measured) and none finds it."""
 
-    def run(seed, kwargs, n=20):
-        opt = make_optimizer("gp-ucb", 6, seed=seed, optimizer_kwargs=kwargs)
-        for x in _plateau_points(10, seed):
-            opt.tell(x, plateau(x))
-        gaps = []
-        for _ in range(n):
-            x = opt.ask()
-            gaps.append(float(np.min(np.linalg.norm(opt.X - x, axis=1))))
-            opt.tell(x, plateau(x))
-        return float(np.max(opt.y)), float(np.median(gaps))
-
-    assert sum(run(seed, None, 30)[0] > 0.5 for seed in range(10)) >= 8
+    assert sum(_proposals_on_plateau(seed, None, 30)[0] > 0.5 for seed in range(10)) >= 8
     for seed in range(6):
-        best, median_gap = run(seed, {"min_skill": None})
+        best, median_gap = _proposals_on_plateau(seed, {"min_skill": None}, 20)
         assert best < 0.11 and median_gap < 0.15
 
 
@@ -118,23 +133,10 @@ def test_under_privacy_the_default_leaves_a_plateau_that_ucb_stays_on():
     measured), so the test asks for the spread: above 0.2 in every seed against below 0.1,
     margins of about a third of the measured gap on either side."""
 
-    def run(seed, kwargs):
-        rng = np.random.default_rng(100 + seed)
-        opt = make_optimizer("gp-ucb", 6, seed=seed, epsilon=10.0, optimizer_kwargs=kwargs)
-        for x in _plateau_points(10, seed):
-            opt.tell(x, 2 * plateau(x) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
-        top, gaps = 0.0, []
-        for _ in range(30):
-            x = opt.ask()
-            top = max(top, plateau(x))
-            gaps.append(float(np.min(np.linalg.norm(opt.X - x, axis=1))))
-            opt.tell(x, 2 * plateau(x) - 1 + rng.laplace(0.0, 0.2), noise_var=0.08)
-        return top, float(np.median(gaps))
-
     for seed in range(6):
-        top, spread = run(seed, {"acquisition": "ucb"})
+        top, spread = _proposals_on_plateau(seed, {"acquisition": "ucb"}, 30, epsilon=10.0)
         assert top < 0.11 and spread < 0.1
-        assert run(seed, None)[1] > 0.2
+        assert _proposals_on_plateau(seed, None, 30, epsilon=10.0)[1] > 0.2
 
 
 def _secondary_plateau(seed: int) -> tuple[np.ndarray, np.ndarray]:
