@@ -25,7 +25,11 @@ in standardised units:
   density on ``l_b``: the dimension-scaled prior of Hvarfner, Hellsten & Nardi (2024, "Vanilla
   Bayesian optimization performs great in high dimensions"), BoTorch's default. Its mode
   ``0.2 sqrt(G)`` grows like the distance between random points of the cube, so a
-  high-dimensional space does not start out as uncorrelated points;
+  high-dimensional space does not start out as uncorrelated points. On privatized scores whose
+  noise is below the score's range the tuning default of ``"gp-ucb"`` takes a tighter,
+  smoother one (:data:`privtune.registry.PRIVATE_PRIORS`: mode about ``0.5 sqrt(G)``, scale
+  0.75): under a known noise far above the differences between configurations the likelihood
+  hardly tells lengthscales apart;
 - signal variance ``ln s2 ~ N(0, 2^2)`` (a density on ``ln s2``, mode ``s2 = 1``): weak and
   centred on the standardised rewards' variance. Unlike Optuna's ``GPSampler`` prior,
   Gamma(2, 1), it lets ``s2`` fall far below 1 when the known noise explains most of the

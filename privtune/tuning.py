@@ -275,7 +275,9 @@ def make_optimizer(
     and :data:`~privtune.registry.EXACT_MIN_SKILL`, measured on the tuning suite); with
     privacy it maximises log expected improvement over the best released score
     (:func:`privtune.registry.private_acquisition`), which keeps exploring where a few noisy
-    reports would make UCB settle. ``heavy_tailed=True`` gives it a Student-t likelihood.
+    reports would make UCB settle, with a smoother lengthscale prior while the noise is below
+    the score's range (:data:`privtune.registry.PRIVATE_PRIORS`). ``heavy_tailed=True`` gives
+    it a Student-t likelihood.
     ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning defaults instead: the
     papers' fixed model with a Matérn-5/2 kernel of
     :func:`~privtune.registry.default_lengthscale`, its single lengthscale refitted by ML-II

@@ -34,6 +34,25 @@ def test_the_fixed_surrogate_gives_the_previous_defaults():
     assert opt.surrogate == "fixed" and opt.fit_lengthscale and opt.lam == pytest.approx(9.0)
 
 
+def test_gp_ucb_takes_the_smoother_prior_on_privatized_scores_below_their_range():
+    from privtune.gp import Priors
+    from privtune.registry import PRIVATE_PRIORS, smooth_prior_applies
+
+    private = make_optimizer("gp-ucb", SPACE.dim, epsilon=10.0, layout=SPACE.layout)
+    assert private.priors == PRIVATE_PRIORS
+    # the noise's standard deviation sqrt(2) (hi - lo) / epsilon reaches the range at sqrt(2)
+    assert smooth_prior_applies(1.42) and not smooth_prior_applies(1.41)
+    assert make_optimizer("gp-ucb", SPACE.dim, epsilon=1.0).priors is None
+    # its mode is 0.5 sqrt(G): 1 for four parameters, where the exact-score prior's is 0.41
+    assert PRIVATE_PRIORS.lengthscale_mode(4) == pytest.approx(1.0, abs=1e-3)
+    assert Priors().lengthscale_mode(4) == pytest.approx(0.41, abs=0.01)
+    assert make_optimizer("gp-ucb", SPACE.dim).priors is None
+    # the user's priors replace it whole
+    mine = Priors(mean_scale=0.0)
+    opt = make_optimizer("gp-ucb", 2, epsilon=10.0, optimizer_kwargs={"priors": mine})
+    assert opt.priors is mine
+
+
 def test_auto_is_one_of_the_algorithms():
     assert resolve_algorithm("auto", None) == AUTO["exact"]
     assert resolve_algorithm("auto", 1.0) == AUTO["ldp"]
