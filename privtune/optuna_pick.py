@@ -35,6 +35,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from ._checks import check_bool, check_int
+from ._display import estimate_text
 from .optuna import Pick, PrivateGPUCBSampler
 
 __all__ = ["PickTracker", "plot_pick"]
@@ -51,8 +52,9 @@ class PickTracker:
     sampler for its pick (:meth:`PrivateGPUCBSampler.pick`), appends it to :attr:`history`,
     stores its trial number, posterior mean and standard deviation in the study's user
     attribute ``"privtune_pick"`` (shown by optuna-dashboard with the study), and with
-    ``show=True`` prints one line. Use it in place of Optuna's progress bar, whose "Best value"
-    is the largest stored value (with privacy, the luckiest noise draw):
+    ``show=True`` prints one line (a posterior mean outside the sampler's ``value_range`` is
+    shown clipped to it, and the line says so). Use it in place of Optuna's progress bar,
+    whose "Best value" is the largest stored value (with privacy, the luckiest noise draw):
     ``show_progress_bar=False`` and ``PickTracker(sampler, show=True)``.
 
     Parameters
@@ -109,10 +111,11 @@ class PickTracker:
             {"trial": pick.trial, "mean": pick.mean, "std": pick.std, "n_complete": len(done)},
         )
         if self.show:
+            mean = estimate_text(pick.mean, self.sampler.value_range, pick.std)
             print(
                 f"[privtune] {pick.n_complete} trial{'' if pick.n_complete == 1 else 's'}: "
                 f"pick = trial {pick.trial}, posterior "
-                f"mean {pick.mean:.4f} +- {pick.std:.4f} {pick.params}",
+                f"mean {mean} {pick.params}",
                 flush=True,
             )
 

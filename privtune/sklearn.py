@@ -38,6 +38,7 @@ from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ._display import estimate_text
 from .batch import BatchOptimization, default_point
 from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
 from .privacy.composition import SHAPES
@@ -992,19 +993,14 @@ default="auto"
         f = self._fit
         assert f.bo is not None
         metric = f.plan.metric
-        value, note = f.bo.best, ""
+        value, bounds = f.bo.best, None
         if self._private and results is not None:
             scores = results[f"mean_test_{metric}"]
             if f.bo.has_finite(scores):
                 posterior, pick = f.bo.recommend(scores, self._noise_variance())
-                lo, hi = f.plan.optimized_range
-                value = min(max(float(posterior[pick]), lo), hi)
-                if value != float(posterior[pick]):  # said, never shown as if measured
-                    note = (
-                        f" (clipped to the score's range [{lo}, {hi}]; the model's mean is "
-                        f"{float(posterior[pick]):.4f}, from few or noisy reports)"
-                    )
-        shown = f"{value:.4f}{note}" if math.isfinite(value) else "none yet"
+                # clipped to the range, and said so: never shown as if measured
+                value, bounds = float(posterior[pick]), f.plan.optimized_range
+        shown = estimate_text(value, bounds)
         if not self._private:
             what = f"best mean_test_{metric} so far: {shown}"
         else:

@@ -57,6 +57,30 @@ def test_every_and_show():
     assert len(lines) == 3 and lines[-1].startswith("[privtune] 12 trials: pick = trial ")
 
 
+def test_show_says_when_the_pick_s_posterior_mean_is_clipped_to_the_range():
+    """A few noisy reports can put the model's mean of an accuracy above 1: the line shows it
+    clipped to ``value_range`` and says so, and a mean inside the range is shown as it is. The
+    objective sits at the top of the range, so the model's mean falls on both sides of it."""
+    sampler = PrivateGPUCBSampler(epsilon=5.0, value_range=(0.0, 1.0), seed=0, noise_seed=0)
+    study = sampler.create_study(direction="maximize", study_name="pick")
+    tracker = PickTracker(sampler, show=True)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        sampler.optimize(study, lambda t: 1.0 - 0.001 * t.suggest_float("x", 0, 1), 8,
+                         callbacks=[tracker])  # fmt: skip
+    for pick, line in zip(tracker.history, out.getvalue().splitlines(), strict=True):
+        if pick.mean > 1.0:
+            assert "mean 1.0000 +- " in line
+            clipped = (
+                f"clipped to the score's range [0.0, 1.0]; the model's mean is {pick.mean:.4f}"
+            )
+            assert clipped in line
+        else:
+            assert f"mean {pick.mean:.4f} +- {pick.std:.4f} {{" in line and "clipped" not in line
+    assert any(p.mean > 1.0 for p in tracker.history)  # seeded: the case is exercised
+    assert any(p.mean <= 1.0 for p in tracker.history)
+
+
 def test_the_tracker_refuses_what_it_cannot_follow():
     with pytest.raises(TypeError, match="sampler must be a PrivateGPUCBSampler"):
         PickTracker(optuna.samplers.TPESampler())
