@@ -339,11 +339,12 @@ def make_optimizer(
         )
     optimizer = spec.optimizer(dim, **kwargs)
     acquisition = getattr(optimizer, "acquisition", None)
-    if "beta_scale" in overrides and acquisition is not None and not acquisition.reads_beta:
+    inert = sorted({"beta_scale", *getattr(optimizer, "beta_only", ())} & set(overrides))
+    if inert and acquisition is not None and not acquisition.reads_beta:
         raise ValueError(
-            f"optimizer_kwargs 'beta_scale' scales UCB's confidence width, which the "
-            f"acquisition {acquisition!r} does not read. Drop it, or add "
-            '"acquisition": "ucb" to use UCB with it.'
+            f"optimizer_kwargs {inert} set UCB's confidence width beta_t, which the "
+            f"acquisition {acquisition!r} does not read. Drop them, or add "
+            '"acquisition": "ucb" to use UCB with them.'
         )
     return optimizer
 

@@ -110,3 +110,32 @@ def test_beta_scale_is_refused_where_the_acquisition_does_not_read_it():
         make_optimizer("gp-ucb", 2, optimizer_kwargs={"beta_scale": 0.5})
     ucb = make_optimizer("gp-ucb", 2, optimizer_kwargs={"beta_scale": 0.5, "acquisition": "ucb"})
     assert ucb.beta_scale == 0.5
+
+
+@pytest.mark.parametrize("epsilon", [None, 10.0])
+@pytest.mark.parametrize("kwargs", [{"B": 5.0}, {"R": 3.0}, {"delta": 0.5}])
+def test_the_ucb_width_s_constants_are_refused_where_nothing_reads_them(kwargs, epsilon):
+    """``B``, ``R`` and ``delta`` enter GP-UCB's ``beta_t`` only: under log-EI (the default,
+    with privacy or without) they would change nothing, so they are refused; under UCB they
+    change the proposals; TGP-UCB's truncation reads ``B`` and ``R``, so it takes them."""
+    from privtune.tuning import make_optimizer
+
+    with pytest.raises(ValueError, match=r"beta_t.*\"acquisition\": \"ucb\""):
+        make_optimizer("gp-ucb", 2, epsilon=epsilon, optimizer_kwargs=kwargs)
+    with pytest.raises(ValueError, match=r"beta_t"):
+        PrivateGPUCBSampler(optimizer_kwargs=kwargs)
+
+    def proposals(extra):
+        opt = make_optimizer(
+            "gp-ucb", 2, epsilon=epsilon, seed=0, optimizer_kwargs={"acquisition": "ucb", **extra}
+        )
+        out = []
+        for _ in range(8):
+            x = opt.ask()
+            out.append(x)
+            opt.tell(x, -float(np.sum((x - 0.3) ** 2)))
+        return np.array(out)
+
+    assert not np.array_equal(proposals({}), proposals(kwargs))
+    if "delta" not in kwargs:
+        assert make_optimizer("tgp", 2, epsilon=epsilon, optimizer_kwargs=kwargs) is not None

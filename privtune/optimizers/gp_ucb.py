@@ -131,6 +131,9 @@ class GPUCB(_ExactGPOptimizer):
     """
 
     default_beta_scale = 0.2
+    #: The arguments that enter nothing but ``beta_t`` (an acquisition that does not read
+    #: ``beta_t``, such as log-EI, makes them inert; the tuning layer refuses them then).
+    beta_only = ("B", "R", "delta")
 
     def beta_t(self) -> float:
         return self.B + self.R * math.sqrt(2.0 * (self.gamma_t + 1.0 + math.log(1.0 / self.delta)))
