@@ -449,15 +449,22 @@ def svm(args: argparse.Namespace) -> dict:
 def _plot_svm(plt: Any, summary: dict, n_iter: int, path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     key = str(n_iter)
-    for name, entry in summary.items():
-        eps = entry["epsilon"]
-        if not (math.isfinite(eps) and eps > 0):
-            continue
+    points = sorted(
+        (entry["epsilon"], name, entry)
+        for name, entry in summary.items()
+        if math.isfinite(entry["epsilon"]) and entry["epsilon"] > 0
+    )
+    for i, (eps, name, entry) in enumerate(points):
         color = "tab:green" if name.startswith("z=") else "tab:red"
-        left.errorbar(
-            eps, 1 - entry["best_auc"][key], yerr=entry["best_auc_se"][key], fmt="o", color=color
-        )
-        left.annotate(name, (eps, 1 - entry["best_auc"][key]), fontsize=7)
+        y = 1 - entry["best_auc"][key]
+        left.errorbar(eps, y, yerr=entry["best_auc_se"][key], fmt="o", color=color)
+        # labels alternate above and below their points, so that neighbours do not overlap
+        left.annotate(
+            name, (eps, y), xytext=(4, 8 if i % 2 else -12), textcoords="offset points",
+            fontsize=7, color=color, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+        )  # fmt: skip
+    if points:
+        left.set_xlim(0, 1.25 * points[-1][0])  # room for the last point's label
     for name, style in (("TPE", "tab:gray"), ("TS", "tab:blue"), ("FTS-DE", "black")):
         if name in summary:
             left.axhline(1 - summary[name]["best_auc"][key], color=style, ls="--", label=name)

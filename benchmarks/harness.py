@@ -583,14 +583,12 @@ def pyplot() -> Any:
         return None
     # every line of a panel its own colour and marker, so that coinciding lines stay visible
     colors = plt.rcParamsDefault["axes.prop_cycle"].by_key()["color"]
-    plt.rcParams["axes.prop_cycle"] = cycler(color=colors[: len(_MARKERS)]) + cycler(
-        marker=_MARKERS
-    )
+    plt.rcParams["axes.prop_cycle"] = cycler(color=colors[: len(MARKERS)]) + cycler(marker=MARKERS)
     return plt
 
 
 #: The markers of the lines of a panel, in order (see :func:`pyplot`).
-_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
 
 #: Words of an axis label that count things: its ticks are integers (:func:`save_figure`).
 _COUNTS = ("trial", "round", "candidate", "iteration", "evaluation", "step", "agent", "party")

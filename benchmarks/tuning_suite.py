@@ -639,6 +639,8 @@ def _plot(plt: Any, summary: dict, path: Path) -> None:
     methods = sorted({m for out in summary.values() for m in out["methods"]})
     colours = {m: plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")(i)
                for i, m in enumerate(methods)}  # fmt: skip
+    # each method its own marker too, so that lines which coincide stay visible
+    markers = {m: harness.MARKERS[i % len(harness.MARKERS)] for i, m in enumerate(methods)}
     fig, axes = harness.panel_grid(len(summary), 4.2, 3.2)
     for ax, (key, out) in zip(axes, summary.items(), strict=False):
         budgets = [int(n) for n in out["budgets"]]
@@ -648,7 +650,7 @@ def _plot(plt: Any, summary: dict, path: Path) -> None:
             ax.plot(
                 budgets,
                 ys,
-                marker="o",
+                marker=markers[m],
                 color="black" if main else colours[m],
                 lw=2.5 if main else 1.2,
                 zorder=3 if main else 2,
@@ -663,7 +665,9 @@ def _plot(plt: Any, summary: dict, path: Path) -> None:
         ax.set_ylabel("median normalised score")
         ax.set_xticks(budgets)
     handles = [
-        plt.Line2D([], [], color="black" if m == "privtune" else colours[m], marker="o", label=m)
+        plt.Line2D(
+            [], [], color="black" if m == "privtune" else colours[m], marker=markers[m], label=m
+        )
         for m in methods
     ]
     fig.legend(handles=handles, loc="lower right", fontsize=7, ncol=2)
