@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
 import os
 import time
@@ -260,10 +259,13 @@ def synthetic(args: argparse.Namespace) -> dict:
         summary[name] = entry
     out = {"benchmark": "dai_synthetic", "N": args.N, "T": args.T, "delta": delta}
     out["summary"] = summary
-    harness.write_json(args.out / "dai_synthetic.json", out)
-    _plot_synthetic(summary, args.out / "dai_synthetic.png")
-    print(json.dumps({k: round(v["final_mean"], 4) for k, v in summary.items()}))
-    return out
+    report = harness.Report(
+        out,
+        plot=lambda path: _plot_synthetic(summary, path),
+        headline={k: round(v["final_mean"], 4) for k, v in summary.items()},
+        compact=True,
+    )
+    return harness.publish(args.out, "dai_synthetic", report)
 
 
 @harness.figure
@@ -439,10 +441,13 @@ def svm(args: argparse.Namespace) -> dict:
         "delta": default_delta(args.parties),
         "summary": summary,
     }
-    harness.write_json(args.out / "dai_svm.json", out)
-    _plot_svm(summary, args.n_iter, args.out / "dai_svm.png")
-    print(json.dumps({k: round(v["best_auc"][str(args.n_iter)], 4) for k, v in summary.items()}))
-    return out
+    report = harness.Report(
+        out,
+        plot=lambda path: _plot_svm(summary, args.n_iter, path),
+        headline={k: round(v["best_auc"][str(args.n_iter)], 4) for k, v in summary.items()},
+        compact=True,
+    )
+    return harness.publish(args.out, "dai_svm", report)
 
 
 @harness.figure
@@ -835,14 +840,15 @@ def landmine(args: argparse.Namespace) -> dict:
         },
         "summary": summary,
     }
-    harness.write_json(args.out / "dai_landmine.json", out)
-    _plot_landmine(summary, n_init + args.n_iter, args.out / "dai_landmine.png")
-    print(
-        json.dumps(
-            {f: {k: round(v["best_auc"], 4) for k, v in s.items()} for f, s in summary.items()}
-        )
+    report = harness.Report(
+        out,
+        plot=lambda path: _plot_landmine(summary, n_init + args.n_iter, path),
+        headline={
+            f: {k: round(v["best_auc"], 4) for k, v in s.items()} for f, s in summary.items()
+        },
+        compact=True,
     )
-    return out
+    return harness.publish(args.out, "dai_landmine", report)
 
 
 def _plot_landmine(summary: dict, n_evaluations: int, path: Path) -> None:

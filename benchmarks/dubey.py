@@ -92,7 +92,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
 import os
 import sys
@@ -290,10 +289,13 @@ def synthetic(args: argparse.Namespace) -> dict:
         "grid_error": grid_error(args.m_bar),
         "summary": summary,
     }
-    harness.write_json(args.out / "dubey_synthetic.json", out)
-    _plot(summary, args.out / "dubey_synthetic.png")
-    print(json.dumps({s: round(v["final_mean"], 1) for s, v in summary.items()}))
-    return out
+    report = harness.Report(
+        out,
+        plot=lambda path: _plot(summary, path),
+        headline={s: round(v["final_mean"], 1) for s, v in summary.items()},
+        compact=True,
+    )
+    return harness.publish(args.out, "dubey_synthetic", report)
 
 
 @harness.figure
@@ -590,20 +592,17 @@ def table1(args: argparse.Namespace) -> dict:
         "ranges": {f: [FUNCTIONS[f]["f_min"], FUNCTIONS[f]["f_max"]] for f in args.functions},
         "summary": summary,
     }
-    harness.write_json(args.out / f"{name}.json", out)
-    _plot_table1(summary, args.T, args.out / f"{name}.png")
-    print(
-        json.dumps(
-            {
-                f: {
-                    s: [round(v["final_mean"], 1), round(v["final_se"], 1), v["paper"]]
-                    for s, v in cells.items()
-                }
-                for f, cells in summary.items()
-            }
-        )
+    headline = {
+        f: {
+            s: [round(v["final_mean"], 1), round(v["final_se"], 1), v["paper"]]
+            for s, v in cells.items()
+        }
+        for f, cells in summary.items()
+    }
+    report = harness.Report(
+        out, plot=lambda path: _plot_table1(summary, args.T, path), headline=headline, compact=True
     )
-    return out
+    return harness.publish(args.out, name, report)
 
 
 @harness.figure
@@ -644,9 +643,9 @@ def calibrate(args: argparse.Namespace) -> dict:
         "mean_cumulative_regret": res,
         "best_beta_scale": best,
     }
-    harness.write_json(args.out / "dubey_calibration.json", out)
-    print(json.dumps(out))
-    return out
+    return harness.publish(
+        args.out, "dubey_calibration", harness.Report(out, headline=out, compact=True)
+    )
 
 
 def timing(args: argparse.Namespace) -> dict:
@@ -690,9 +689,9 @@ def timing(args: argparse.Namespace) -> dict:
         "seconds_per_round": res,
         "exact_gp_ucb_seconds_per_round": (time.perf_counter() - t0) / 20,
     }
-    harness.write_json(args.out / "dubey_timing.json", out)
-    print(json.dumps(out))
-    return out
+    return harness.publish(
+        args.out, "dubey_timing", harness.Report(out, headline=out, compact=True)
+    )
 
 
 # -- the environment of the authors' notebook (d = 5, fresh arms on the unit sphere) -------------
@@ -1019,17 +1018,16 @@ def environment(args: argparse.Namespace) -> dict:
         "config": {**_environment_config(args.T), "reps": args.reps, "every": args.every},
         "summary": summary,
     }
-    harness.write_json(args.out / "dubey_environment.json", out)
-    _plot_environment(summary, args.out / "dubey_environment.png")
-    print(
-        json.dumps(
-            {
-                s: harness.format_mean_se(v["final_mean"], v["final_se"], ".1f")
-                for s, v in summary.items()
-            }
-        )
+    report = harness.Report(
+        out,
+        plot=lambda path: _plot_environment(summary, path),
+        headline={
+            s: harness.format_mean_se(v["final_mean"], v["final_se"], ".1f")
+            for s, v in summary.items()
+        },
+        compact=True,
     )
-    return out
+    return harness.publish(args.out, "dubey_environment", report)
 
 
 def _plot_environment(summary: dict, path: Path) -> None:

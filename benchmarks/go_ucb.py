@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import json
 import math
 import os
 import statistics
@@ -339,14 +338,15 @@ def synthetic(args: argparse.Namespace) -> dict:
                 "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
             }
     out = {"benchmark": "go_ucb_synthetic", "seeds": list(args.seeds), "summary": summary}
-    harness.write_json(args.out / "go_ucb_synthetic.json", out)
-    _plot_curves(summary, args.out / "go_ucb_synthetic.png", "cumulative regret")
-    print(
-        json.dumps(
-            {f: {m: round(v["final_mean"], 1) for m, v in s.items()} for f, s in summary.items()}
-        )
+    report = harness.Report(
+        out,
+        plot=lambda path: _plot_curves(summary, path, "cumulative regret"),
+        headline={
+            f: {m: round(v["final_mean"], 1) for m, v in s.items()} for f, s in summary.items()
+        },
+        compact=True,
     )
-    return out
+    return harness.publish(args.out, "go_ucb_synthetic", report)
 
 
 #: One colour per method in every panel: the ten methods take matplotlib's ten cycle colours,
@@ -489,9 +489,8 @@ def calibrate(args: argparse.Namespace) -> dict:
         "regret": results,
         "regret_relative_to_random": mean_rel,
     }
-    harness.write_json(args.out / "go_ucb_calibration.json", out)
-    print(json.dumps(mean_rel))
-    return out
+    report = harness.Report(out, headline=mean_rel, compact=True)
+    return harness.publish(args.out, "go_ucb_calibration", report)
 
 
 # -- time per ask ------------------------------------------------------------------------------
@@ -525,9 +524,9 @@ def timing(args: argparse.Namespace) -> dict:
             res[str(T)][name] = statistics.median(times)
         print(T, {k: round(v, 3) for k, v in res[str(T)].items()}, file=sys.stderr, flush=True)
     out = {"benchmark": "go_ucb_timing", "repeats": args.repeats, "seconds_per_ask": res}
-    harness.write_json(args.out / "go_ucb_timing.json", out)
-    print(json.dumps(res))
-    return out
+    return harness.publish(
+        args.out, "go_ucb_timing", harness.Report(out, headline=res, compact=True)
+    )
 
 
 def _optuna_samplers() -> list[str]:
@@ -651,11 +650,14 @@ def tuning(args: argparse.Namespace) -> dict | None:
                 "seconds_per_run": float(np.mean([r["seconds"] for r in mine])),
             }
     out = {"benchmark": "go_ucb_tuning", "n_runs": len(rows), "summary": summary}
-    harness.write_json(args.out / "go_ucb_tuning.json", out)
-    (args.out / "go_ucb_tuning.md").write_text(_tuning_markdown(summary))
-    _plot_curves(summary, args.out / "go_ucb_tuning.png", "cumulative regret (accuracy)")
-    print(_tuning_markdown(summary))
-    return out
+    markdown = _tuning_markdown(summary)
+    report = harness.Report(
+        out,
+        markdown=markdown,
+        plot=lambda path: _plot_curves(summary, path, "cumulative regret (accuracy)"),
+        headline=markdown,
+    )
+    return harness.publish(args.out, "go_ucb_tuning", report)
 
 
 def _tuning_markdown(summary: dict) -> str:

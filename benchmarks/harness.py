@@ -144,13 +144,18 @@ class Report:
     plot : callable, optional
         ``plot(path)`` draws ``<out>/<name>.png``.
     headline : object, optional
-        Printed as JSON on stdout (``None``: nothing printed).
+        Printed on stdout (``None``: nothing printed): a string as it is (a table, say),
+        anything else as JSON.
+    compact : bool, default=False
+        Whether a JSON headline is printed on one line rather than indented (the parts of the
+        paper benchmarks, :func:`main_parts`, print one line each).
     """
 
     result: dict
     markdown: str | None = None
     plot: Callable[[Path], None] | None = None
     headline: Any = None
+    compact: bool = False
 
 
 def publish(out: Path, name: str, report: Report) -> dict:
@@ -167,8 +172,10 @@ def publish(out: Path, name: str, report: Report) -> dict:
         (out / f"{name}.md").write_text(report.markdown)
     if report.plot is not None:
         report.plot(out / f"{name}.png")
-    if report.headline is not None:
-        print(json.dumps(report.headline, indent=1))
+    if isinstance(report.headline, str):
+        print(report.headline)
+    elif report.headline is not None:
+        print(json.dumps(report.headline, indent=None if report.compact else 1))
     return report.result
 
 
@@ -258,7 +265,7 @@ class Part:
     arguments : callable
         ``arguments(parser)`` adds the part's options to its sub-command.
     run : callable
-        ``run(args)`` runs the part and returns its summary.
+        ``run(args)`` runs the part, publishes its summary (:func:`publish`) and returns it.
     check : callable, optional
         ``check(args)`` returns an error message for options the parser cannot check, or
         ``None``.
