@@ -19,6 +19,7 @@ are what is protected.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -31,7 +32,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import FrozenTrial, Trial, TrialState
 
 from ._checks import check_int, check_seed
 from .optuna_privacy import StudyPrivacy
@@ -156,6 +157,28 @@ class Pick:
     mean: float
     std: float
     n_complete: int
+
+
+def _float_objective(objective: Callable[..., float]) -> Callable[..., float]:
+    """``objective`` with an ``int`` value passed on as a float, and one too large for a float
+    refused by name (Optuna would fail on it with an internal assertion); a privatized value
+    needs none of this, since the curator clips it to ``value_range``."""
+
+    @functools.wraps(objective)
+    def checked(trial: Trial) -> float:
+        value = objective(trial)
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return float(value)
+            except OverflowError:
+                digits = len(str(abs(value)))
+                raise ValueError(
+                    f"the objective returned an int of {digits} digits, too large for a "
+                    "float (at most about 1.8e308): return a float score."
+                ) from None
+        return value
+
+    return checked
 
 
 class PrivateGPUCBSampler(BaseSampler):
@@ -476,7 +499,10 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         if n_trials is None:
             n_trials = self.n_trials
-        study.optimize(self.privatize(objective), n_trials=n_trials, **kwargs)
+        func = self.privatize(objective)
+        if func is objective:  # no privatizer: the value goes to Optuna as it is
+            func = _float_objective(objective)
+        study.optimize(func, n_trials=n_trials, **kwargs)
         return study
 
     def privatize(self, objective: Callable[..., float]) -> Callable[..., float]:

@@ -3,6 +3,8 @@ allowed (never a bare error from deep inside, at the first trial or fit)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import optuna
 import pytest
@@ -139,3 +141,20 @@ def test_the_ucb_width_s_constants_are_refused_where_nothing_reads_them(kwargs, 
     assert not np.array_equal(proposals({}), proposals(kwargs))
     if "delta" not in kwargs:
         assert make_optimizer("tgp", 2, epsilon=epsilon, optimizer_kwargs=kwargs) is not None
+
+
+def test_an_objective_s_huge_int_is_refused_by_name_and_a_private_one_is_clipped():
+    """Optuna fails on an int value beyond a float's range with an internal assertion; the
+    sampler's own ``optimize`` names the problem without privacy, passes a smaller int on as a
+    float, and with privacy the curator clips the value to ``value_range`` as it does a float's."""
+    exact = PrivateGPUCBSampler(seed=0)
+    study = exact.create_study(direction="maximize")
+    with pytest.raises(ValueError, match=r"int of 401 digits, too large for a float"):
+        exact.optimize(study, lambda t: (t.suggest_float("x", 0, 1), 10**400)[1], 1)
+    exact.optimize(study, lambda t: (t.suggest_float("x", 0, 1), 10**30)[1], 2)
+    assert [t.value for t in study.trials if t.value is not None] == [1e30, 1e30]
+
+    private = PrivateGPUCBSampler(epsilon=1.0, value_range=(0.0, 1.0), seed=0, noise_seed=0)
+    study = private.create_study(direction="maximize", study_name="huge")
+    private.optimize(study, lambda t: (t.suggest_float("x", 0, 1), 10**400)[1], 2)
+    assert all(math.isfinite(t.value) for t in study.trials)
