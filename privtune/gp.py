@@ -26,7 +26,7 @@ in standardised units:
   Bayesian optimization performs great in high dimensions"), BoTorch's default. Its mode
   ``0.2 sqrt(G)`` grows like the distance between random points of the cube, so a
   high-dimensional space does not start out as uncorrelated points. On privatized scores whose
-  noise is below the score's range the tuning default of ``"gp-ucb"`` takes a tighter,
+  noise is below a quarter of the score's range the tuning default of ``"gp-ucb"`` takes a tighter,
   smoother one (:data:`privtune.registry.PRIVATE_PRIORS`: mode about ``0.5 sqrt(G)``, scale
   0.75): under a known noise far above the differences between configurations the likelihood
   hardly tells lengthscales apart;

@@ -34,15 +34,18 @@ def test_the_fixed_surrogate_gives_the_previous_defaults():
     assert opt.surrogate == "fixed" and opt.fit_lengthscale and opt.lam == pytest.approx(9.0)
 
 
-def test_gp_ucb_takes_the_smoother_prior_on_privatized_scores_below_their_range():
+def test_gp_ucb_takes_the_smoother_prior_on_privatized_scores_below_a_quarter_of_their_range():
     from privtune.gp import Priors
     from privtune.registry import PRIVATE_PRIORS, smooth_prior_applies
 
     private = make_optimizer("gp-ucb", SPACE.dim, epsilon=10.0, layout=SPACE.layout)
     assert private.priors == PRIVATE_PRIORS
-    # the noise's standard deviation sqrt(2) (hi - lo) / epsilon reaches the range at sqrt(2)
-    assert smooth_prior_applies(1.42) and not smooth_prior_applies(1.41)
+    # the noise's standard deviation sqrt(2) (hi - lo) / epsilon reaches a quarter of the range
+    # at 4 sqrt(2), about 5.66 (measured: it pays at 6 and 10, loses at 3)
+    assert smooth_prior_applies(5.66) and not smooth_prior_applies(5.65)
+    assert smooth_prior_applies(6.0) and not smooth_prior_applies(3.0)
     assert make_optimizer("gp-ucb", SPACE.dim, epsilon=1.0).priors is None
+    assert make_optimizer("gp-ucb", SPACE.dim, epsilon=3.0).priors is None
     # its mode is 0.5 sqrt(G): 1 for four parameters, where the exact-score prior's is 0.41
     assert PRIVATE_PRIORS.lengthscale_mode(4) == pytest.approx(1.0, abs=1e-3)
     assert Priors().lengthscale_mode(4) == pytest.approx(0.41, abs=0.01)
