@@ -491,7 +491,10 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     rows = [
         r
         for r in harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
-        if r["seed"] in args.seeds and (not args.tasks or r["task"] in args.tasks)
+        if r["seed"] in args.seeds
+        and r["family"] in args.family
+        and r["setting"] in args.settings
+        and (not args.tasks or r["task"] in args.tasks)
     ]
     # the methods asked for (random search, the reference, always)
     rows = [r for r in rows if r["method"] in {*args.methods, "random"}]
