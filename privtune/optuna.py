@@ -159,10 +159,15 @@ class Pick:
     n_complete: int
 
 
-def _float_objective(objective: Callable[..., float]) -> Callable[..., float]:
-    """``objective`` with an ``int`` value passed on as a float, and one too large for a float
-    refused by name (Optuna would fail on it with an internal assertion); a privatized value
-    needs none of this, since the curator clips it to ``value_range``."""
+def _float_objective(
+    func: Callable[..., float], objective: Callable[..., float]
+) -> Callable[..., float]:
+    """``func`` (``objective`` privatized, or ``objective`` itself without privacy), with an
+    ``int`` value of ``objective`` passed on as a float and one too large for a float refused by
+    name (Optuna would fail on it with an internal assertion). A privatized value needs none
+    of this: the curator clips it to ``value_range``."""
+    if func is not objective:
+        return func
 
     @functools.wraps(objective)
     def checked(trial: Trial) -> float:
@@ -499,10 +504,7 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         if n_trials is None:
             n_trials = self.n_trials
-        func = self.privatize(objective)
-        if func is objective:  # no privatizer: the value goes to Optuna as it is
-            func = _float_objective(objective)
-        study.optimize(func, n_trials=n_trials, **kwargs)
+        study.optimize(_float_objective(self.privatize(objective), objective), n_trials, **kwargs)
         return study
 
     def privatize(self, objective: Callable[..., float]) -> Callable[..., float]:
