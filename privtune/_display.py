@@ -10,7 +10,10 @@ __all__ = ["estimate_text"]
 def estimate_text(
     mean: float, value_range: tuple[float, float] | None, std: float | None = None
 ) -> str:
-    """A posterior mean as a log line shows it: clipped to the score's range, and saying so.
+    """An estimated score as a log line shows it: clipped to the score's range, and saying so.
+
+    The estimate is the pick's posterior mean (or, for an untuned configuration outside the
+    search space, its released score).
 
     A model fitted to few or noisy reports can estimate an accuracy above 1; shown bare, that
     reads as a measurement. Inside ``value_range`` (or without one) the mean is shown as it
@@ -19,12 +22,12 @@ def estimate_text(
     >>> estimate_text(0.91234, (0.0, 1.0))
     '0.9123'
     >>> print(estimate_text(1.0685, (0.0, 1.0), std=0.05))  # doctest: +NORMALIZE_WHITESPACE
-    1.0000 +- 0.0500 (clipped to the score's range [0.0, 1.0]; the model's mean is 1.0685,
-    from few or noisy reports)
+    1.0000 +- 0.0500 (clipped to the score's range [0.0, 1.0]; the estimate is 1.0685, from
+    few or noisy reports)
     """
     if not math.isfinite(mean):
         return "none yet"
-    band = "" if std is None else f" +- {std:.4f}"
+    band = "" if std is None or not math.isfinite(std) else f" +- {std:.4f}"
     if value_range is None:
         return f"{mean:.4f}{band}"
     lo, hi = value_range
@@ -32,6 +35,6 @@ def estimate_text(
     if shown == mean:
         return f"{mean:.4f}{band}"
     return (
-        f"{shown:.4f}{band} (clipped to the score's range [{lo}, {hi}]; the model's mean is "
-        f"{mean:.4f}, from few or noisy reports)"
+        f"{shown:.4f}{band} (clipped to the score's range [{lo}, {hi}]; the estimate is "
+        f"{mean:.6g}, from few or noisy reports)"
     )

@@ -176,10 +176,9 @@ def _float_objective(
             try:
                 return float(value)
             except OverflowError:
-                digits = len(str(abs(value)))
                 raise ValueError(
-                    f"the objective returned an int of {digits} digits, too large for a "
-                    "float (at most about 1.8e308): return a float score."
+                    "the objective returned an int too large for a float (beyond about "
+                    "1.8e308): return a float score."
                 ) from None
         return value
 

@@ -52,9 +52,10 @@ class PickTracker:
     sampler for its pick (:meth:`PrivateGPUCBSampler.pick`), appends it to :attr:`history`,
     stores its trial number, posterior mean and standard deviation in the study's user
     attribute ``"privtune_pick"`` (shown by optuna-dashboard with the study), and with
-    ``show=True`` prints one line (a posterior mean outside the sampler's ``value_range`` is
-    shown clipped to it, and the line says so). Use it in place of Optuna's progress bar,
-    whose "Best value" is the largest stored value (with privacy, the luckiest noise draw):
+    ``show=True`` prints one line (with privacy, a posterior mean outside the sampler's
+    ``value_range`` is shown clipped to it, and the line says so). Use it in place of Optuna's
+    progress bar, whose "Best value" is the largest stored value (with privacy, the luckiest
+    noise draw):
     ``show_progress_bar=False`` and ``PickTracker(sampler, show=True)``.
 
     Parameters
@@ -111,7 +112,10 @@ class PickTracker:
             {"trial": pick.trial, "mean": pick.mean, "std": pick.std, "n_complete": len(done)},
         )
         if self.show:
-            mean = estimate_text(pick.mean, self.sampler.value_range, pick.std)
+            # clipped to the range only with privacy: an exact score may lie outside it
+            private = self.sampler.epsilon is not None
+            bounds = self.sampler.value_range if private else None
+            mean = estimate_text(pick.mean, bounds, pick.std)
             print(
                 f"[privtune] {pick.n_complete} trial{'' if pick.n_complete == 1 else 's'}: "
                 f"pick = trial {pick.trial}, posterior "

@@ -276,8 +276,8 @@ def make_optimizer(
     privacy it maximises log expected improvement over the best released score
     (:func:`privtune.registry.private_acquisition`), which keeps exploring where a few noisy
     reports would make UCB settle, with a smoother lengthscale prior while the noise is below
-    the score's range (:data:`privtune.registry.PRIVATE_PRIORS`). ``heavy_tailed=True`` gives
-    it a Student-t likelihood.
+    a quarter of the score's range (:data:`privtune.registry.PRIVATE_PRIORS`).
+    ``heavy_tailed=True`` gives it a Student-t likelihood.
     ``optimizer_kwargs={"surrogate": "fixed"}`` gives the previous tuning defaults instead: the
     papers' fixed model with a Matérn-5/2 kernel of
     :func:`~privtune.registry.default_lengthscale`, its single lengthscale refitted by ML-II
@@ -340,6 +340,11 @@ def make_optimizer(
     optimizer = spec.optimizer(dim, **kwargs)
     acquisition = getattr(optimizer, "acquisition", None)
     inert = sorted({"beta_scale", *getattr(optimizer, "beta_only", ())} & set(overrides))
+    if inert and getattr(optimizer, "proposes_uniformly", False):
+        raise ValueError(
+            f"optimizer_kwargs {inert} set UCB's confidence width beta_t, which "
+            f"{algorithm!r} does not read: it proposes uniformly at random. Drop them."
+        )
     if inert and acquisition is not None and not acquisition.reads_beta:
         raise ValueError(
             f"optimizer_kwargs {inert} set UCB's confidence width beta_t, which the "

@@ -71,14 +71,25 @@ def test_show_says_when_the_pick_s_posterior_mean_is_clipped_to_the_range():
     for pick, line in zip(tracker.history, out.getvalue().splitlines(), strict=True):
         if pick.mean > 1.0:
             assert "mean 1.0000 +- " in line
-            clipped = (
-                f"clipped to the score's range [0.0, 1.0]; the model's mean is {pick.mean:.4f}"
-            )
+            clipped = f"clipped to the score's range [0.0, 1.0]; the estimate is {pick.mean:.6g}"
             assert clipped in line
         else:
             assert f"mean {pick.mean:.4f} +- {pick.std:.4f} {{" in line and "clipped" not in line
     assert any(p.mean > 1.0 for p in tracker.history)  # seeded: the case is exercised
     assert any(p.mean <= 1.0 for p in tracker.history)
+
+
+def test_show_does_not_clip_an_exact_score():
+    """Without privacy a score may lie outside a declared ``value_range``: shown as it is."""
+    sampler = PrivateGPUCBSampler(value_range=(0.0, 1.0), seed=0)
+    study = sampler.create_study(direction="maximize")
+    tracker = PickTracker(sampler, show=True)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        sampler.optimize(study, lambda t: 1.5 + t.suggest_float("x", 0, 1), 3, callbacks=[tracker])
+    last = tracker.history[-1]
+    assert last.mean > 1.5 and "clipped" not in out.getvalue()
+    assert f"mean {last.mean:.4f} +- " in out.getvalue().splitlines()[-1]
 
 
 def test_the_tracker_refuses_what_it_cannot_follow():

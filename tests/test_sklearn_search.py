@@ -738,7 +738,7 @@ def test_verbose_says_when_the_pick_s_posterior_mean_is_clipped_to_the_range():
             verbose=1,
         ).fit(X, Y)
     lines = [line for line in out.getvalue().splitlines() if "posterior mean" in line]
-    assert "clipped to the score's range [0.0, 1.0]; the model's mean is" in lines[-1]
+    assert "clipped to the score's range [0.0, 1.0]; the estimate is" in lines[-1]
     for line in lines:
         if re.search(r"score: (1\.0000|0\.0000)", line):
             assert "clipped" in line

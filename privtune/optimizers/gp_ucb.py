@@ -184,6 +184,9 @@ class TGPUCB(_ExactGPOptimizer):
 
     default_beta_scale = 0.0005
 
+    #: ``delta`` enters ``beta_t`` only (``B`` and ``R`` set the truncation as well).
+    beta_only = ("delta",)
+
     def __init__(
         self,
         dim: int,
@@ -269,6 +272,10 @@ class RandomSearch(_ExactGPOptimizer):
         ``kernel``, ``lam``, ``seed``, ``snap``, ... as in
         :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
+
+    #: Uniform proposals read no ``beta_t``: its arguments are inert whatever the acquisition.
+    beta_only = ("B", "R", "delta", "beta_scale")
+    proposes_uniformly = True
 
     def beta_t(self) -> float:
         return 0.0
