@@ -273,8 +273,9 @@ class RandomSearch(_ExactGPOptimizer):
         :class:`~privtune.optimizers.base.KernelOptimizer`.
     """
 
-    #: Uniform proposals read no ``beta_t``: its arguments are inert whatever the acquisition.
-    beta_only = ("B", "R", "delta", "beta_scale")
+    #: Uniform proposals read no ``beta_t``: its arguments (and ``beta_scale``) are inert
+    #: whatever the acquisition.
+    beta_only = ("B", "R", "delta")
     proposes_uniformly = True
 
     def beta_t(self) -> float:
