@@ -1,47 +1,57 @@
-"""Which privacy unit and which private mode pay, at budgets that protect someone.
+"""Does private tuning pay on ordinary data? The record unit at 250 to 5,000 validation records.
 
-With the whole score as the secret (the score unit) its noise is the score's range over
-the per-report epsilon, far above the differences between configurations. This benchmark
-sets beside it the record unit (each validation record is the secret: the score is a mean over
-``n_val`` hold-out records, so its noise is ``n_val`` times smaller) and asks, on real data sets
-with up to 10,000 validation records, whether tuning then pays at a total epsilon of 0.1, 1 and
-10 (delta = 1e-6).
+Each validation record is the secret (the record unit): a candidate's score is its accuracy on
+``n_val`` hold-out records, and one record moves it by at most ``1 / n_val``. The question is
+which private mode keeps exact tuning's gain at a total epsilon of 0.1, 0.3, 1 and 3 when
+``n_val`` is 250 to 5,000, ``n_val`` varied *within* each data set (nested random subsets of
+one validation pool), so that size and data set are not confounded.
 
-Tasks: a random forest, histogram gradient boosting, an MLP, k-nearest neighbours (these two
-behind a ``StandardScaler``) and a decision tree on MAGIC, pen digits, optical digits, phoneme
-and spambase (``benchmarks/data``) and two ``make_classification`` sets (three classes, 20
-features; 1,500 and 9,000 rows). Each seed draws a fresh test set (20 %, stratified) that no
-search sees; of the rest, ``N_VAL[data]`` records are the validation set (from 200 to 10,000)
-and at most 2,000 the training set. Every search gets this one hold-out split (``cv`` with one
-split), ``n_iter = 20`` candidates, ``random_state = seed``; the spaces are below
-(:data:`SPACES`; the untuned values of the forest, gradient boosting and the tree lie outside
-them, so the untuned estimator is an arm outside the cube).
+Tasks: a decision tree, k-NN and an SVC (both behind a ``StandardScaler``), logistic
+regression, histogram gradient boosting and a random forest, on MAGIC, pen digits, spambase
+and a 9,000-row ``make_classification`` set (the data sets the defaults are chosen on) and on
+phoneme and optical digits (held out: reported apart, never used to choose a default). Each
+seed draws a fresh stratified test set (20 %) no search sees, ``N_TRAIN = 2000`` training
+records, and a validation pool of up to 5,000 records whose first ``n_val`` are the validation
+set (``N_VALS``, where the data allow).
 
-Methods:
+One run is a (model, data set, seed); it fits every candidate once on the training records
+and stores, per candidate, its number of correct predictions on the first ``n_val`` records of
+the pool (for each ``n_val``) and its test accuracy:
 
-- ``untuned``: the estimator as constructed;
-- ``exact``: ``PrivateBOSearchCV`` without privacy (the default algorithm), the pick the best
-  exact validation score;
-- for ``unit`` in {``record``, ``score``} and total epsilon in {0.1, 1, 10}:
-  ``bo`` (``privacy_budget=(epsilon, delta)``, every score released, the default algorithm),
-  ``random`` (the same with ``algorithm="random"``: private random search) and ``selection``
-  (``release="best"``: only the pick published), all with the untuned estimator as a candidate
-  kept unless beaten.
+- ``untuned``: the estimator as constructed (candidate 0 of every mode);
+- ``random``: ``POOL`` configurations drawn uniformly from the space with ``random_state =
+  seed``, the first ``N_ITER`` of them exactly the candidates of
+  ``PrivateSelectionSearchCV(n_iter=N_ITER, random_state=seed)``;
+- ``proposed``: the ``N_ITER`` configurations that ``PrivateBOSearchCV(release="best")``
+  proposes under the record unit (``privtune.sklearn.propose_candidates``: the default
+  algorithm tuning with exact scores on the training records alone, 3-fold cross-validation
+  inside them): candidates proposed from records the unit does not protect, fixed before the
+  validation records are read.
 
-Each pick is credited with the accuracy on the fresh test set of its model fitted on the
-training records, the ones it was tuned on (``test_score_train_fit``); the same model's
-validation accuracy minus that test accuracy is the validation set's over-fitting. Each pick is
-also refitted on the training and validation records together, as ``refit=True`` does, and
-scored on the test set (``score``): with up to 10,000 validation records beside 2,000 training
-ones the refit trains on several times more data than the search tuned for, so that score
-measures how the tuned values transfer to a larger training set, reported beside the first.
+The modes are then computed from those counts, for every ``n_val`` and epsilon, by the laws of
+the library's mechanisms (the expected test accuracy of the pick over the mechanism's noise:
+exactly for the exponential mechanism, over ``DRAWS`` seeded draws otherwise; the tests check
+that the searches sample these laws):
 
-Each run writes one JSON file under ``results/privacy_units/runs`` (resumable; several ``run``
-processes share the work). The runs go seed by seed, the record unit first.
+- ``exact-random`` / ``exact-proposed``: the best validation accuracy among the untuned
+  estimator and the same candidates (no privacy): exact tuning over the same candidates;
+- ``pf-random`` / ``em-random``: the one-shot choice (permute-and-flip, the exponential
+  mechanism) among the untuned estimator and the ``N_ITER`` random candidates, at the whole
+  epsilon: ``PrivateSelectionSearchCV``'s one-shot mechanisms;
+- ``pf-proposed`` / ``em-proposed``: the same choice among the untuned estimator and the
+  proposed candidates;
+- ``ras-random``: repeat-and-select (``PrivateSelectionSearchCV(mechanism=
+  "repeat-and-select")``): ``K`` of the pool's candidates, ``K`` geometric of mean ``N_ITER``
+  (capped at ``POOL``), each score and the untuned estimator's released with Laplace noise at
+  the per-candidate epsilon the budget affords (delta 1e-6), the untuned estimator kept unless
+  beaten by the margin.
+
+A pick is credited with its test accuracy; its gain is that minus the untuned estimator's, in
+points. "Beyond noise" is a mean over seeds beyond two standard errors (and 0.1 point).
 
 Usage::
 
-    python -m benchmarks.privacy_units run          # everything missing (hours; resumable)
+    python -m benchmarks.privacy_units run          # every missing run (resumable)
     python -m benchmarks.privacy_units summarize    # privacy_units.json, .md and .png
     python -m benchmarks.privacy_units --quick      # smoke run (tests)
 """
@@ -64,84 +74,96 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from privtune import PrivateBOSearchCV
-from privtune.space import Categorical, Integer, Real
+from privtune.acquisition import baseline_level
+from privtune.privacy.composition import RepeatDistribution, selection_per_candidate_epsilon
+from privtune.privacy.oneshot import noise_scale
+from privtune.privacy.selection import laplace_difference_quantile
+from privtune.sklearn import propose_candidates
+from privtune.space import Categorical, Integer, Real, as_space
 
-MODELS = ["random_forest", "gradient_boosting", "mlp", "knn", "decision_tree"]
-#: Validation records per data set (the record unit's n_val).
-N_VAL = {
-    "synthetic_small": 200,
-    "spambase": 1000,
-    "phoneme": 2000,
-    "optdigits": 2000,
-    "penbased": 5000,
-    "synthetic_large": 5000,
-    "magic": 10000,
-}
-DATASETS = list(N_VAL)
-MAX_TRAIN = 2000
-EPSILONS = ["0.1", "1", "10"]
-UNITS = ["record", "score"]
-MODES = ["bo", "random", "selection"]
+MODELS = ["decision_tree", "knn", "svc", "logistic", "gradient_boosting", "random_forest"]
+#: The data sets the defaults are chosen on, and those held out (reported apart).
+TUNING = ["magic", "penbased", "spambase", "synthetic"]
+HELD_OUT = ["phoneme", "optdigits"]
+DATASETS = TUNING + HELD_OUT
+N_VALS = [250, 500, 1000, 2000, 5000]
+EPSILONS = ["0.1", "0.3", "1", "3"]
+N_TRAIN = 2000
+N_ITER = 30
+POOL = 60
 DELTA = 1e-6
-N_ITER = 20
+DRAWS = 4000
+MODES = ["pf-proposed", "pf-random", "em-proposed", "em-random", "ras-random"]
+#: Measured variants: the untuned estimator given a head start of ``h s ln k`` (``s`` the noise
+#: scale, ``k`` the number of candidates), a data-independent shift that keeps the choice
+#: epsilon-DP.
+VARIANTS = ["pf-proposed-h0.5", "pf-proposed-h1", "pf-random-h0.5", "pf-random-h1"]
+EXACT = ["exact-random", "exact-proposed"]
+#: The mode the library's default record-unit search is (the one that measured best).
+DEFAULT = "pf-proposed"
 _LABELS = {
-    "untuned": "untuned",
-    "exact": "exact tuning (no privacy)",
-    "bo": "every score (auto)",
-    "random": "every score (random)",
-    "selection": "pick only (selection)",
+    "exact-random": "exact tuning, random candidates",
+    "exact-proposed": "exact tuning, proposed candidates",
+    "pf-proposed": "permute-and-flip, proposed (BO on training records)",
+    "pf-random": "permute-and-flip, random",
+    "em-proposed": "exponential mechanism, proposed",
+    "em-random": "exponential mechanism, random",
+    "ras-random": "repeat-and-select, random",
 }
 
 SPACES = {
-    "random_forest": {
-        "max_depth": Integer(2, 40, log=True),
-        "min_samples_leaf": Integer(1, 64, log=True),
-        "max_features": Real(0.05, 1.0),
+    "decision_tree": {
+        "max_depth": Integer(1, 30, log=True),
+        "min_samples_leaf": Integer(1, 200, log=True),
+        "criterion": Categorical(["gini", "entropy"]),
     },
+    "knn": {
+        "kneighborsclassifier__n_neighbors": Integer(1, 100, log=True),
+        "kneighborsclassifier__weights": Categorical(["uniform", "distance"]),
+    },
+    "svc": {
+        "svc__C": Real(1e-3, 1e3, log=True),
+        "svc__gamma": Real(1e-4, 10.0, log=True),
+    },
+    "logistic": {"logisticregression__C": Real(1e-4, 1e2, log=True)},
     "gradient_boosting": {
         "learning_rate": Real(0.01, 1.0, log=True),
         "max_leaf_nodes": Integer(4, 256, log=True),
         "min_samples_leaf": Integer(2, 200, log=True),
         "l2_regularization": Real(1e-6, 10.0, log=True),
     },
-    "mlp": {
-        "mlpclassifier__alpha": Real(1e-6, 1.0, log=True),
-        "mlpclassifier__learning_rate_init": Real(1e-4, 0.1, log=True),
-        "mlpclassifier__hidden_layer_sizes": Categorical([(32,), (100,), (256,)]),
-    },
-    "knn": {
-        "kneighborsclassifier__n_neighbors": Integer(1, 100, log=True),
-        "kneighborsclassifier__weights": Categorical(["uniform", "distance"]),
-    },
-    "decision_tree": {
-        "max_depth": Integer(1, 30, log=True),
-        "min_samples_leaf": Integer(1, 200, log=True),
-        "criterion": Categorical(["gini", "entropy"]),
+    "random_forest": {
+        "max_depth": Integer(2, 40, log=True),
+        "min_samples_leaf": Integer(1, 64, log=True),
+        "max_features": Real(0.05, 1.0),
     },
 }
 
 
 def estimator(model: str, seed: int):
     """The untuned estimator of ``model``."""
-    if model == "random_forest":
-        return RandomForestClassifier(random_state=seed, n_jobs=1)
-    if model == "gradient_boosting":
-        return HistGradientBoostingClassifier(random_state=seed)
-    if model == "mlp":
-        return make_pipeline(StandardScaler(), MLPClassifier(random_state=seed))
     if model == "decision_tree":
         return DecisionTreeClassifier(random_state=seed)
-    return make_pipeline(StandardScaler(), KNeighborsClassifier())
+    if model == "knn":
+        return make_pipeline(StandardScaler(), KNeighborsClassifier())
+    if model == "svc":
+        return make_pipeline(StandardScaler(), SVC())
+    if model == "logistic":
+        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    if model == "gradient_boosting":
+        return HistGradientBoostingClassifier(random_state=seed)
+    return RandomForestClassifier(random_state=seed, n_jobs=1)
 
 
 def load(dataset: str) -> tuple[np.ndarray, np.ndarray]:
@@ -161,114 +183,188 @@ def load(dataset: str) -> tuple[np.ndarray, np.ndarray]:
     return load_dataset(dataset)
 
 
-def splits(dataset: str, seed: int, X, y):
-    """Indices of the training, validation and fresh test records of ``seed``."""
-    rest, test = next(StratifiedShuffleSplit(1, test_size=0.2, random_state=seed).split(X, y))
-    n_val = N_VAL[dataset]
-    n_train = min(MAX_TRAIN, len(rest) - n_val)
-    inner = StratifiedShuffleSplit(1, test_size=n_val, train_size=n_train, random_state=seed)
-    train, val = next(inner.split(X[rest], y[rest]))
-    return rest[train], rest[val], test
-
-
-def make_search(model: str, method: str, unit: str, eps: str, seed: int, cv, n_iter: int):
-    """The search of ``method`` (``exact``, ``bo``, ``random``, ``selection``)."""
-    kwargs: dict = {}
-    if method != "exact":
-        kwargs.update(
-            privacy_budget=(float(eps), DELTA),
-            privacy_unit=unit,
-            noise_random_state=10_000 + seed,
-        )
-        if unit == "score":
-            kwargs["value_range"] = (0.0, 1.0)
-    if method == "random":
-        kwargs["algorithm"] = "random"
-    elif method == "selection":
-        kwargs["release"] = "best"
-    return PrivateBOSearchCV(
-        estimator(model, seed),
-        SPACES[model],
-        n_iter=n_iter,
-        cv=cv,
-        scoring="accuracy",
-        refit=False,
-        random_state=seed,
-        **kwargs,
+def splits(seed: int, y: np.ndarray, n_train: int, n_pool: int):
+    """The training records, the validation pool (in a random order: its first ``n_val`` are
+    the validation set of ``n_val``) and the fresh test records of ``seed``."""
+    rest, test = next(
+        StratifiedShuffleSplit(1, test_size=0.2, random_state=seed).split(np.zeros(len(y)), y)
     )
+    n_pool = min(n_pool, len(rest) - n_train)
+    inner = StratifiedShuffleSplit(1, test_size=n_pool, train_size=n_train, random_state=seed)
+    train, pool = next(inner.split(np.zeros(len(rest)), y[rest]))
+    return rest[train], rest[pool], test
+
+
+def _evaluate(model, seed, params, X, y, train, pool, test, n_vals) -> dict:
+    """One candidate fitted on the training records: its correct predictions on each prefix of
+    the validation pool, and its test accuracy."""
+    fitted = clone(estimator(model, seed)).set_params(**params).fit(X[train], y[train])
+    right = fitted.predict(X[pool]) == y[pool]
+    prefix = np.concatenate([[0], np.cumsum(right)])
+    return {
+        "params": {k: repr(v) for k, v in params.items()},
+        "val": [int(prefix[n]) for n in n_vals],
+        "test": float(fitted.score(X[test], y[test])),
+    }
 
 
 def run_one(
-    model: str, dataset: str, unit: str, eps: str, method: str, seed: int, n_iter: int
+    model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_iter: int, pool_size: int
 ) -> dict:
-    """One search (or the untuned estimator): its pick's scores, time and privacy report."""
+    """Every candidate of one (model, data set, seed): the untuned estimator, the random pool
+    and the candidates proposed on the training records."""
     X, y = load(dataset)
-    train, val, test = splits(dataset, seed, X, y)
-    tune = np.concatenate([train, val])
-    cv = [(np.arange(len(train)), np.arange(len(train), len(tune)))]
-    out: dict = {
-        "model": model,
-        "dataset": dataset,
-        "unit": unit,
-        "epsilon": eps,
-        "method": method,
-        "seed": seed,
-        "n_iter": n_iter,
-        "n_val": len(val),
-        "n_train": len(train),
-        "n_test": len(test),
-    }
+    train, pool, test = splits(seed, y, n_train, max(n_vals))
+    n_vals = [n for n in n_vals if n <= len(pool)]
+    space = as_space(SPACES[model])
+    args = (model, seed)
+    data = (X, y, train, pool, test, n_vals)
+    t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
-        if method == "untuned":
-            params: dict = {}
-        else:
-            search = make_search(model, method, unit, eps, seed, cv, n_iter)
-            search.fit(X[tune], y[tune])
-            params = search.best_params_
-            out["privacy"] = getattr(search, "privacy_report_", None)
-        out["seconds"] = time.perf_counter() - t0
-        pick = estimator(model, seed).set_params(**params)
-        out["params"] = {k: repr(v) for k, v in params.items()}
-        fitted = clone(pick).fit(X[train], y[train])
-        out["val_score"] = float(fitted.score(X[val], y[val]))
-        out["test_score_train_fit"] = float(fitted.score(X[test], y[test]))
-        out["score"] = float(pick.fit(X[tune], y[tune]).score(X[test], y[test]))
-    return out
+        untuned = _evaluate(*args, {}, *data)
+        rng = np.random.default_rng(seed)  # PrivateSelectionSearchCV's draw of its candidates
+        random = [
+            _evaluate(*args, space.from_unit(u), *data) for u in rng.random((pool_size, space.dim))
+        ]
+        t_random = time.perf_counter() - t0
+        # the library's own proposals (PrivateBOSearchCV(release="best") under the record unit)
+        search = PrivateBOSearchCV(
+            estimator(model, seed),
+            SPACES[model],
+            n_iter=n_iter,
+            scoring="accuracy",
+            random_state=seed,
+        )
+        proposed = [
+            _evaluate(*args, params, *data)
+            for params in propose_candidates(search, "accuracy", X, y, None, train)
+        ]
+    return {
+        "model": model,
+        "dataset": dataset,
+        "seed": seed,
+        "n_train": len(train),
+        "n_test": len(test),
+        "n_vals": n_vals,
+        "n_iter": n_iter,
+        "untuned": untuned,
+        "random": random,
+        "proposed": proposed,
+        "seconds": time.perf_counter() - t0,
+        "seconds_random": t_random,
+    }
 
 
 def run(args: argparse.Namespace) -> None:
-    """Every run of ``args`` not saved yet: seed by seed, the record unit first."""
+    """Every run of ``args`` not saved yet: seed by seed, the cheaper models first."""
     tasks = []
-    for seed in args.seeds:
-        pairs = list(itertools.product(args.models, args.datasets))
-        for model, dataset in pairs:
-            for method in ("untuned", "exact"):
-                tasks.append(_task(model, dataset, "none", "none", method, seed, args.n_iter))
-        for unit in args.units:
-            for eps, (model, dataset), mode in itertools.product(args.epsilons, pairs, MODES):
-                tasks.append(_task(model, dataset, unit, eps, mode, seed, args.n_iter))
-    harness.collect_runs(
-        harness.runs_dir(args.out, "privacy_units"),
-        tasks,
-        lambda res: f"{res['score']:.4f} ({res['seconds']:.0f} s)",
-    )
+    for seed, model, dataset in itertools.product(args.seeds, args.models, args.datasets):
+        name = f"{model}-{dataset}-{seed}.json"
+        tasks.append(
+            (
+                name,
+                functools.partial(
+                    run_one,
+                    model,
+                    dataset,
+                    seed,
+                    args.n_train,
+                    args.n_vals,
+                    args.n_iter,
+                    args.pool,
+                ),
+            )
+        )
+    harness.collect_runs(harness.runs_dir(args.out, "privacy_units"), tasks)
 
 
-def _task(model, dataset, unit, eps, method, seed, n_iter):
-    name = f"{model}-{dataset}-{unit}-{eps}-{method}-{seed}.json"
-    return name, functools.partial(run_one, model, dataset, unit, eps, method, seed, n_iter)
+# -- the mechanisms' laws ------------------------------------------------------------------------
+def _pick_test(
+    counts: np.ndarray,
+    tests: np.ndarray,
+    mode: str,
+    eps: float,
+    n_val: int,
+    rng,
+    draws: int,
+    pool: tuple[np.ndarray, np.ndarray] | None = None,
+) -> float:
+    """The expected test accuracy of ``mode``'s pick among the candidates whose correct
+    counts on ``n_val`` validation records are ``counts`` (candidate 0 the untuned)."""
+    q = counts / n_val
+    if mode.startswith("exact"):
+        return float(tests[int(np.argmax(q))])  # ties: the first, the untuned estimator
+    sensitivity = 1.0 / n_val
+    if mode.startswith("em"):
+        a = q / noise_scale(eps, sensitivity)
+        w = np.exp(a - a.max())
+        return float(np.dot(w / w.sum(), tests))
+    if mode.startswith("pf"):
+        if "-h" in mode:
+            q = q.copy()
+            q[0] += float(mode.split("-h")[1]) * noise_scale(eps, sensitivity) * np.log(q.size)
+        noise = rng.exponential(noise_scale(eps, sensitivity), (draws, q.size))
+        picks = np.argmax(q + noise, axis=1)
+        return float(np.mean(tests[picks]))
+    # repeat-and-select over the pool: K candidates, Laplace releases, the baseline's margin
+    assert pool is not None
+    pool_q, pool_tests = pool[0] / n_val, pool[1]
+    dist = RepeatDistribution(N_ITER, "geometric")
+    eps0 = selection_per_candidate_epsilon(eps, DELTA, dist, baseline=True)
+    scale = sensitivity / eps0
+    margin = laplace_difference_quantile(baseline_level(dist.mean)) * scale
+    total = 0.0
+    for _ in range(draws):
+        k = min(dist.draw(rng), len(pool_q))
+        released = pool_q[:k] + rng.laplace(0.0, scale, k)
+        base = q[0] + rng.laplace(0.0, scale)
+        best = int(np.argmax(released))
+        total += pool_tests[best] if released[best] - base > margin else tests[0]
+    return total / draws
 
 
-def _test(run: dict) -> float:
-    """A pick's test accuracy, its model fitted on the training records it was tuned on."""
-    return float(run["test_score_train_fit"])
+def _cells(run: dict, epsilons: list[str], draws: int) -> list[dict]:
+    """Every (n_val, epsilon) of one run: each mode's expected gain over the untuned, in
+    points."""
+    rng = np.random.default_rng([run["seed"], len(run["dataset"]), 7])
+    out = []
+    base_test = run["untuned"]["test"]
+    for j, n_val in enumerate(run["n_vals"]):
+        sets = {}
+        for kind in ("random", "proposed"):
+            rows = [run["untuned"], *run[kind][: run["n_iter"]]]
+            sets[kind] = (
+                np.array([r["val"][j] for r in rows], dtype=float),
+                np.array([r["test"] for r in rows]),
+            )
+        pool = (
+            np.array([r["val"][j] for r in run["random"]], dtype=float),
+            np.array([r["test"] for r in run["random"]]),
+        )
+        for eps in epsilons:
+            cell = {"n_val": n_val, "epsilon": eps}
+            for mode in EXACT + MODES + VARIANTS:
+                kind = mode.split("-")[1]
+                counts, tests = sets[kind]
+                test = _pick_test(
+                    counts,
+                    tests,
+                    mode,
+                    float(eps),
+                    n_val,
+                    rng,
+                    draws if not mode.startswith("ras") else max(draws // 8, 1),
+                    pool,
+                )
+                cell[mode] = 100.0 * (test - base_test)
+            out.append(cell)
+    return out
 
 
 def _beyond_noise(diffs: np.ndarray) -> int:
-    """+1 / -1 when the paired mean difference is beyond two standard errors of zero (and of
-    a tenth of a point, so that identical picks are not called different), else 0."""
+    """+1 / -1 when the mean of ``diffs`` is beyond two standard errors of zero (and of a
+    tenth of a point, so that identical picks are not called different), else 0."""
     if diffs.size < 2:
         return 0
     mean, se = float(np.mean(diffs)), float(harness.mean_se(diffs)[1])
@@ -281,215 +377,201 @@ def _beyond_noise(diffs: np.ndarray) -> int:
 
 def summarize(args: argparse.Namespace) -> harness.Report:
     """The report of the saved runs (``privacy_units.json``, ``.md`` and ``.png``)."""
-    rows = harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
-    key = lambda r: (r["model"], r["dataset"], r["seed"])  # noqa: E731
-    untuned = {key(r): r for r in rows if r["method"] == "untuned"}
-    exact = {key(r): r for r in rows if r["method"] == "exact"}
-    configs = [("none", "none", "exact")] + [
-        (u, e, m) for u in UNITS for e in EPSILONS for m in MODES
-    ]
-    summary: dict = {}
-    for unit, eps, method in configs:
-        mine = [r for r in rows if (r["unit"], r["epsilon"], r["method"]) == (unit, eps, method)]
-        if not mine:
-            continue
-        per_task: dict = {}
-        for r in mine:
-            if key(r) in untuned:
-                per_task.setdefault(f"{r['model']}|{r['dataset']}", []).append(r)
-        tasks = {}
-        for task, runs in sorted(per_task.items()):
-            gain = np.array([100 * (_test(r) - _test(untuned[key(r)])) for r in runs])
-            refit_gain = np.array([100 * (r["score"] - untuned[key(r)]["score"]) for r in runs])
-            behind = [100 * (_test(exact[key(r)]) - _test(r)) for r in runs if key(r) in exact]
-            tasks[task] = {
-                "n_val": runs[0]["n_val"],
-                "n_seeds": len(runs),
-                "score": float(np.mean([_test(r) for r in runs])),
-                "gain_points": float(np.mean(gain)),
-                "gain_se": harness.standard_error(gain),
-                "verdict": _beyond_noise(gain),
-                "behind_exact_points": float(np.mean(behind)) if behind else None,
-                "overfit_gap_points": float(
-                    np.mean([100 * (r["val_score"] - _test(r)) for r in runs])
-                ),
-                "refit_gain_points": float(np.mean(refit_gain)),
-                "refit_gain_se": harness.standard_error(refit_gain),
-            }
-        gains = [t["gain_points"] for t in tasks.values()]
-        summary[f"{unit}|{eps}|{method}"] = {
-            "unit": unit,
+    runs = harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+    runs = [r for r in runs if "random" in r]
+    per_task: dict = {}
+    for r in runs:
+        for cell in _cells(r, args.epsilons, args.draws):
+            key = (r["model"], r["dataset"], cell["n_val"], cell["epsilon"])
+            per_task.setdefault(key, []).append(cell)
+    tasks = []
+    for (model, dataset, n_val, eps), cells in sorted(per_task.items()):
+        row: dict = {
+            "model": model,
+            "dataset": dataset,
+            "held_out": dataset in HELD_OUT,
+            "n_val": n_val,
             "epsilon": eps,
-            "method": method,
-            "n_runs": len(mine),
-            "tasks": tasks,
-            "mean_gain_points": float(np.mean(gains)) if gains else None,
-            "mean_refit_gain_points": float(
-                np.mean([t["refit_gain_points"] for t in tasks.values()])
-            )
-            if tasks
-            else None,
-            "mean_overfit_gap_points": float(
-                np.mean([t["overfit_gap_points"] for t in tasks.values()])
-            )
-            if tasks
-            else None,
-            "wins_ties_losses": [
-                sum(t["verdict"] == v for t in tasks.values()) for v in (1, 0, -1)
-            ],
-            "median_seconds": float(np.median([r["seconds"] for r in mine])),
+            "n_seeds": len(cells),
         }
+        for mode in EXACT + MODES + VARIANTS:
+            gains = np.array([c[mode] for c in cells])
+            row[mode] = float(np.mean(gains))
+            row[f"{mode}_se"] = harness.standard_error(gains)
+            row[f"{mode}_verdict"] = _beyond_noise(gains)
+        # the default against the one-shot choice over random candidates, paired by seed
+        diff = np.array([c[DEFAULT] - c["pf-random"] for c in cells])
+        row["default_minus_pf_random"] = float(np.mean(diff))
+        row["default_minus_pf_random_verdict"] = _beyond_noise(diff)
+        tasks.append(row)
     result = {
         "benchmark": "privacy_units",
         "delta": DELTA,
         "n_iter": args.n_iter,
-        "n_runs": len(rows),
-        "targets": _targets(summary),
-        "summary": summary,
+        "n_train": args.n_train,
+        "n_runs": len(runs),
+        "seeds": sorted({r["seed"] for r in runs}),
+        "default": DEFAULT,
+        "targets": _targets(tasks),
+        "tasks": tasks,
     }
     return harness.Report(
         result,
-        _markdown(summary, result["targets"]),
-        lambda path: _plot(summary, path),
+        _markdown(tasks, result["targets"], args),
+        lambda path: _plot(tasks, path),
         result["targets"],
     )
 
 
-def _targets(summary: dict) -> dict:
-    """The issue's targets, measured: at the record unit, total epsilon 1 and n_val >= 5,000,
-    on the tasks where exact tuning gains more than one point over the untuned estimator,
-    how often each mode beats the untuned estimator beyond noise and how far it trails exact
-    tuning; and every (task, mode, budget) that falls below the untuned estimator beyond
-    noise."""
-    exact = summary.get("none|none|exact", {}).get("tasks", {})
-    worth = [t for t, v in exact.items() if v["n_val"] >= 5000 and v["gain_points"] > 1.0]
-    out: dict = {"tasks_where_tuning_pays": worth, "record_eps1": {}}
-    for mode in MODES:
-        entry = summary.get(f"record|1|{mode}")
-        if entry is None or not worth:
-            continue
-        mine = [entry["tasks"][t] for t in worth if t in entry["tasks"]]
-        out["record_eps1"][mode] = {
-            "beats_untuned_beyond_noise": sum(v["verdict"] == 1 for v in mine),
-            "of": len(mine),
-            "mean_behind_exact_points": float(
-                np.mean(
-                    [v["behind_exact_points"] for v in mine if v["behind_exact_points"] is not None]
-                )
-            )
-            if mine
-            else None,
-        }
-    out["below_untuned_beyond_noise"] = [
-        f"{name}: {task} ({v['gain_points']:+.2f} ± {v['gain_se'] or 0:.2f})"
-        for name, entry in summary.items()
-        for task, v in entry["tasks"].items()
-        if v["verdict"] == -1
+def _retained(tasks: list[dict], mode: str, eps: str, held_out: bool) -> dict:
+    """``mode``'s mean gain over the tasks (n_val >= 500) where exact tuning over random
+    candidates gains at least a point, as a share of exact tuning's."""
+    mine = [
+        t
+        for t in tasks
+        if t["epsilon"] == eps
+        and t["n_val"] >= 500
+        and t["held_out"] == held_out
+        and t["exact-random"] >= 1.0
     ]
+    if not mine:
+        return {"cells": 0}
+    exact = float(np.mean([t["exact-random"] for t in mine]))
+    gain = float(np.mean([t[mode] for t in mine]))
+    return {"cells": len(mine), "exact_gain": exact, "gain": gain, "share": gain / exact}
+
+
+def _targets(tasks: list[dict]) -> dict:
+    """The issue's targets: the share of exact tuning's gain the default keeps at epsilon 1
+    (>= 90 %) and 0.3 (>= 75 %) with n_val >= 500; every cell where a private mode is below
+    the untuned estimator beyond noise; every cell where the default is below the one-shot
+    choice over random candidates beyond noise."""
+    out: dict = {"default": DEFAULT}
+    for eps in ("1", "0.3"):
+        for held, name in ((False, "tuning"), (True, "held_out")):
+            out[f"eps{eps}_{name}"] = {
+                m: _retained(tasks, m, eps, held)
+                for m in (DEFAULT, "pf-random", "em-random", "ras-random")
+            }
+    out["below_untuned_beyond_noise"] = [
+        f"{m}: {t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
+        f"({t[m]:+.2f} ± {t[f'{m}_se'] or 0:.2f})"
+        for t in tasks
+        for m in MODES
+        if t[f"{m}_verdict"] == -1
+    ]
+    out["variants"] = {
+        m: {
+            "below_untuned_beyond_noise": sum(t[f"{m}_verdict"] == -1 for t in tasks),
+            **{f"eps{eps}_tuning": _retained(tasks, m, eps, False) for eps in ("1", "0.3")},
+        }
+        for m in MODES + VARIANTS
+    }
+    out["default_below_pf_random_beyond_noise"] = [
+        f"{t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
+        f"({t['default_minus_pf_random']:+.2f})"
+        for t in tasks
+        if t["default_minus_pf_random_verdict"] == -1
+    ]
+    out["default_above_pf_random_beyond_noise"] = sum(
+        t["default_minus_pf_random_verdict"] == 1 for t in tasks
+    )
+    out["cells"] = len(tasks)
     return out
 
 
-def _markdown(summary: dict, targets: dict) -> str:
+def _markdown(tasks: list[dict], targets: dict, args: argparse.Namespace) -> str:
     lines = [
-        f"Gain over the untuned estimator in test-accuracy points, both fitted on the training "
-        f"records (mean over seeds; verdict beyond two standard errors), n_iter = {N_ITER}, "
-        f"delta = {DELTA:g}.",
+        f"Gain over the untuned estimator in test-accuracy points (mean ± SE over seeds), "
+        f"{args.n_iter} candidates and the untuned estimator, {args.n_train} training records.",
         "",
     ]
-    for entry in summary.values():
-        title = (
-            "exact tuning (no privacy)"
-            if entry["method"] == "exact"
-            else f"{entry['unit']} unit, total epsilon {entry['epsilon']}, "
-            f"{_LABELS[entry['method']]}"
-        )
-        w, t, lo = entry["wins_ties_losses"]
-        mean = entry["mean_gain_points"]
-        lines.append(
-            f"- **{title}**: mean gain {mean:+.2f} points over {len(entry['tasks'])} tasks; "
-            f"beyond noise above/level/below the untuned: {w}/{t}/{lo}; after the refit on "
-            f"training and validation records {entry['mean_refit_gain_points']:+.2f}; "
-            f"validation minus test accuracy of the pick "
-            f"{entry['mean_overfit_gap_points']:+.2f}; median "
-            f"{entry['median_seconds']:.0f} s per search"
-        )
-    lines += ["", "Per task (gain over untuned, points ± SE; record unit; n_val in brackets):", ""]
-    record = [k for k in summary if k.startswith("record|") or k.startswith("none|")]
-    tasks = sorted({t for k in record for t in summary[k]["tasks"]})
-    header = ["task"] + [
-        "exact" if k.startswith("none") else f"ε={summary[k]['epsilon']} {summary[k]['method']}"
-        for k in record
-    ]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for t in tasks:
-        cells = []
-        n_val = ""
-        for k in record:
-            v = summary[k]["tasks"].get(t)
-            if v is None:
-                cells.append("–")
+    for held, title in ((False, "Data sets the defaults are chosen on"), (True, "Held out")):
+        if not any(t["held_out"] == held for t in tasks):
+            continue
+        lines += [f"## {title}", ""]
+        header = ["task", "n_val", "ε", *EXACT, *MODES]
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for t in tasks:
+            if t["held_out"] != held:
                 continue
-            n_val = v["n_val"]
-            cells.append(harness.format_mean_se(v["gain_points"], v["gain_se"], "+.2f"))
-        lines.append(f"| {t.replace('|', ' / ')} ({n_val}) | " + " | ".join(cells) + " |")
-    lines += ["", "Targets:", "", "```", json.dumps(targets, indent=1), "```", ""]
+            cells = [harness.format_mean_se(t[m], t[f"{m}_se"], "+.2f") for m in EXACT + MODES]
+            lines.append(
+                f"| {t['model']} / {t['dataset']} | {t['n_val']} | {t['epsilon']} | "
+                + " | ".join(cells)
+                + " |"
+            )
+        lines.append("")
+    lines += ["Targets:", "", "```", json.dumps(targets, indent=1), "```", ""]
     return "\n".join(lines)
 
 
 @harness.figure
-def _plot(plt: Any, summary: dict, path: Path) -> None:
-    """Gain over the untuned estimator against n_val, one panel per (unit, epsilon)."""
-    if not summary:
+def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
+    """Gain over the untuned estimator against n_val: one panel per epsilon, the tuning data
+    sets above and the held-out ones below; one line per mode, exact tuning dashed."""
+    if not tasks:
         return
-    panels = [
-        (u, e) for u in UNITS for e in EPSILONS if any(k.startswith(f"{u}|{e}|") for k in summary)
+    epsilons = sorted({t["epsilon"] for t in tasks}, key=float)
+    rows = [
+        (held, label)
+        for held, label in ((False, "tuning data sets"), (True, "held-out data sets"))
+        if any(t["held_out"] == held for t in tasks)
     ]
-    if not panels:
-        return
-    fig, axes = harness.panel_grid(len(panels), 4.2, 3.2, ncols=3)
-    exact = summary.get("none|none|exact")
-    for ax, (unit, eps) in zip(axes, panels, strict=False):
-        series = [("exact", exact)] + [(m, summary.get(f"{unit}|{eps}|{m}")) for m in MODES]
-        for i, (label, entry) in enumerate(series):
-            if entry is None:
-                continue
-            by_n: dict = {}
-            for v in entry["tasks"].values():
-                by_n.setdefault(v["n_val"], []).append(v["gain_points"])
-            ns = sorted(by_n)
-            # each line its colour and marker (the harness's cycle), nudged sideways by a few
-            # per cent of n_val: the private modes often coincide at 0
-            nudge = 1.07 ** (i - (len(series) - 1) / 2)
-            ax.plot([n * nudge for n in ns], [np.mean(by_n[n]) for n in ns], label=_LABELS[label])
-        ax.axhline(0.0, color="grey", linestyle="--", linewidth=1)
-        ax.set_xscale("log")
-        ax.set_title(f"{unit} unit, total ε = {eps}")
-        ax.set_xlabel("validation records n_val")
-        ax.set_ylabel("test accuracy − untuned (points)")
-    axes[0].legend(fontsize=7)
+    fig, axes = plt.subplots(
+        len(rows),
+        len(epsilons),
+        figsize=(3.6 * len(epsilons), 3.2 * len(rows)),
+        squeeze=False,
+        sharey="row",
+    )
+    for i, (held, label) in enumerate(rows):
+        for j, eps in enumerate(epsilons):
+            ax = axes[i][j]
+            mine = [t for t in tasks if t["epsilon"] == eps and t["held_out"] == held]
+            ns = sorted({t["n_val"] for t in mine})
+            for mode in EXACT + MODES:
+                ys = [np.mean([t[mode] for t in mine if t["n_val"] == n]) for n in ns]
+                style = "--" if mode.startswith("exact") else "-"
+                ax.plot(
+                    ns, ys, style, label=_LABELS[mode], linewidth=2.5 if mode == DEFAULT else 1.2
+                )
+            ax.axhline(0.0, color="grey", linewidth=0.8)
+            ax.set_xscale("log")
+            ax.set_title(f"{label}, total ε = {eps}", fontsize=9)
+            ax.set_xlabel("validation records n_val")
+            if j == 0:
+                ax.set_ylabel("test accuracy − untuned (points)")
+    axes[0][0].legend(fontsize=6)
     harness.save_figure(
-        fig, path, title="Gain over the untuned estimator, mean over models and seeds"
+        fig, path, title="Private tuning on ordinary data: mean gain over tasks and seeds"
     )
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
-    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
-    parser.add_argument("--epsilons", nargs="+", default=EPSILONS, choices=EPSILONS)
-    parser.add_argument("--units", nargs="+", default=UNITS, choices=UNITS)
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument(
+        "--datasets", nargs="+", default=DATASETS, choices=[*DATASETS, "synthetic_small"]
+    )
+    parser.add_argument("--epsilons", nargs="+", default=EPSILONS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--n-vals", nargs="+", type=int, default=N_VALS)
+    parser.add_argument("--n-train", type=int, default=N_TRAIN)
     parser.add_argument("--n-iter", type=int, default=N_ITER)
+    parser.add_argument("--pool", type=int, default=POOL)
+    parser.add_argument("--draws", type=int, default=DRAWS)
 
 
 def _quick(args: argparse.Namespace) -> None:
-    args.models, args.datasets, args.seeds, args.n_iter = ["knn"], ["synthetic_small"], [0, 1], 4
+    args.models, args.datasets, args.seeds = ["knn"], ["synthetic_small"], [0, 1]
+    args.n_vals, args.n_train, args.n_iter, args.pool, args.draws = [100, 200], 300, 4, 8, 200
     args.epsilons = ["1"]
 
 
 BENCHMARK = harness.Benchmark(
     name="privacy_units",
     doc=__doc__,
-    quick="k-NN on the small synthetic set, epsilon 1, both units, 4 candidates",
+    quick="k-NN on a small synthetic set, epsilon 1, 4 candidates, two seeds",
     arguments=_arguments,
     quick_settings=_quick,
     run=run,

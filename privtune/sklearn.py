@@ -41,9 +41,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ._display import estimate_text
 from .batch import BatchOptimization, default_point
 from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
+from .privacy.budget import points, resolution_advice
 from .privacy.composition import SHAPES
+from .privacy.curator import LaplaceCurator
 from .privacy.errors import check_budget_pair
 from .privacy.noise import check_seedable
+from .privacy.oneshot import DEFAULT_MECHANISM, OneShotPlan, choice_shortfall, one_shot_choice
+from .privacy.oneshot import MECHANISMS as ONE_SHOT
 from .privacy.release import CandidateReleases, ScoreRelease
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.selection import SelectionPlan, Selector
@@ -73,7 +77,7 @@ class _Fit:
     record: list | None = None  # the record unit's one split, as ``cv``
     metric: RecordMetric | None = None  # the record unit's metric, as ``scoring``
     budget: PrivacyBudget | None = None
-    selection: SelectionPlan | None = None
+    selection: SelectionPlan | OneShotPlan | None = None
     engine: TuningEngine | None = None
     default_params: dict | None = None
     ledger: PrivacyLedger = field(default_factory=PrivacyLedger)
@@ -86,9 +90,9 @@ class _Fit:
     # the Bayesian search's
     bo: BatchOptimization | None = None
     recommended: int | None = None
-    # private selection's
-    selector: Selector | None = None
+    # private selection's: (params, cv_results_ row, raw score) of each candidate, in order
     offered: list = field(default_factory=list)
+    sampler: str | None = None
 
 
 class _PrivateSearchCV(BaseSearchCV):
@@ -550,29 +554,25 @@ default="auto"
         the planned number is refused (:class:`privtune.privacy.BudgetExhaustedError`).
         Preview what a budget buys with :func:`privtune.privacy.plan_budget`. Laplace-curator
         algorithms only (not ``"qff-ldp"``). With ``release="best"``, the whole publication's
-        ``(epsilon, delta)``, ``delta > 0``.
-    release : {"scores", "best"}, default="scores"
+        ``(epsilon, delta)``: the choice is pure epsilon-DP and spends ``epsilon`` (as does
+        ``epsilon`` itself).
+    release : {"auto", "scores", "best"}, default="auto"
         What the search publishes with privacy. ``"scores"``: every candidate's score, released
-        with Laplace noise (per-score LDP, for a tuner or an audience that sees every score).
-        ``"best"``: private selection (Liu & Talwar 2019; Papernot & Steinke 2022): a random
-        number ``K`` of candidates drawn uniformly from the space (mean ``n_iter``, distribution
-        ``n_iter_distribution``), each score released with Laplace noise inside the search,
-        and only the candidate with the best released score published, with that score:
-        ``cv_results_`` has one row, ``best_score_`` is the pick's released score (biased up,
-        being the maximum of noisy values). Accounted with dp-accounting's
-        ``RepeatAndSelectDpEvent`` (RDP): far cheaper than releasing every score, for the case
-        where the search runs next to the data and only the pick leaves it. ``algorithm``
-        must be ``"auto"`` or ``"random"``; the untuned estimator is released beside the random
-        candidates (``evaluate_default``). The search is then
-        :class:`PrivateSelectionSearchCV`'s (the parameters it shares are passed on, the
-        fitted attributes copied back). See docs/privacy.md, "Private selection".
-    n_iter_distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
-        With ``release="best"``, the distribution of ``K``; a float is the shape of a
-        truncated negative binomial (:mod:`privtune.privacy.selection`). ``K`` is not bounded:
-        for ``n_iter`` from 10 to 100, ``"geometric"`` draws at most ``n_iter / 5``
-        candidates about one run in five and more than ``4 n_iter`` about one in fifty;
-        ``"logarithmic"`` (cheaper in epsilon) draws at most ``n_iter / 5`` in 40 to 55 % of
-        runs and more than ``4 n_iter`` in 5 to 7 %.
+        with Laplace noise (per-score LDP, for a tuner or an audience that sees every score);
+        the model learns from the released scores. ``"best"``: only a private choice among
+        candidates fixed before the validation records are read
+        (:class:`PrivateSelectionSearchCV`'s search, its parameters passed on and its fitted
+        attributes copied back): under the record unit the candidates are proposed by this
+        search's algorithm tuning with exact scores on the training records alone (3-fold
+        cross-validation inside them; the record unit does not protect those records, and the
+        privacy report says so), and a permute-and-flip choice among the untuned estimator and
+        them spends the whole budget once (``best_score_`` is then NaN: no score is
+        published); with ``algorithm="random"``, with ``estimator_epsilon`` (the training
+        records protected too) or under the score unit, the candidates are drawn from the
+        space (:class:`PrivateSelectionSearchCV` offers repeat-and-select as well).
+        ``"auto"``: ``"best"`` under the record unit with privacy, where it measured best
+        (benchmarks page, "Privacy units"), ``"scores"`` otherwise. See docs/privacy.md,
+        "Private selection".
     value_range : tuple of float or dict, optional
         The range ``(lo, hi)`` of the optimized score. Needed with ``epsilon`` unless the
         scoring's range is known (accuracy, AUC, F1, precision, recall, ...: see
@@ -581,7 +581,8 @@ default="auto"
         if it has an entry here, since each extra metric costs ``epsilon`` per candidate.
     n_iter : int, default=50
         Number of candidates to evaluate (each one cross-validation, and one privacy report
-        per reported metric); with ``release="best"``, their mean number.
+        per reported metric); with ``release="best"``, the candidates proposed or drawn (the
+        untuned estimator aside).
     batch_size : int, optional
         Candidates proposed per round. Default: enough to keep the ``n_jobs`` workers busy,
         ``ceil(n_jobs / n_splits)`` (1 with ``n_jobs=None``). Smaller batches give the model
@@ -697,16 +698,17 @@ default="auto"
     epsilon_ : float or None
         The per-report epsilon used: ``epsilon``, or the share of ``privacy_budget``.
     n_candidates_ : int
-        With ``release="best"``: the number of candidates drawn (independent of the data).
+        With ``release="best"``: the number of candidates chosen among (the untuned estimator
+        aside; fixed before the validation records are read).
     privacy_report_ : dict
         With privacy: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
         ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``: 1e-6, or the
         budget's) and ``metrics`` (the reported ones); with ``privacy_budget`` also
         ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
         ``remaining_reports`` and ``spent_epsilon`` (:meth:`privtune.privacy.PrivacyBudget.report`).
-        With ``release="best"``: ``release``, ``distribution``, ``mean_candidates``,
-        ``n_candidates``, ``epsilon_per_candidate``, ``epsilon`` and ``delta`` (the
-        publication's guarantee) and ``accountant``.
+        With ``release="best"``: :class:`PrivateSelectionSearchCV`'s report (``release``,
+        ``mechanism``, ``n_candidates``, ``epsilon``, ``delta``, ``resolves``, ...) and, for
+        proposed candidates, ``candidates``: where they came from.
     interrupted_results_ : dict
         Set only when ``fit`` stops with an exception (``KeyboardInterrupt`` included) after
         evaluating candidates: their (privatized) results, with a warning; ``privacy_report_``
@@ -740,11 +742,7 @@ default="auto"
     _parameter_constraints: ClassVar[dict] = {
         **_PrivateSearchCV._parameter_constraints,
         "algorithm": [StrOptions({"auto", *REGISTRY})],
-        "release": [StrOptions({"scores", "best"})],
-        "n_iter_distribution": [
-            StrOptions(set(SHAPES)),
-            Interval(numbers.Real, 0, None, closed="neither"),
-        ],
+        "release": [StrOptions({"auto", "scores", "best"})],
         "n_initial_points": [Interval(numbers.Integral, 0, None, closed="left")],
         "optimizer_kwargs": [dict, None],
         "heavy_tailed": ["boolean"],
@@ -758,8 +756,7 @@ default="auto"
         algorithm: str = "auto",
         epsilon: float | None = None,
         privacy_budget: tuple[float, float] | None = None,
-        release: str = "scores",
-        n_iter_distribution: str | float = "geometric",
+        release: str = "auto",
         value_range=None,
         n_iter: int = 50,
         batch_size: int | None = None,
@@ -797,7 +794,6 @@ default="auto"
         self.epsilon = epsilon
         self.privacy_budget = privacy_budget
         self.release = release
-        self.n_iter_distribution = n_iter_distribution
         self.value_range = value_range
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -827,9 +823,83 @@ default="auto"
         -------
         self : PrivateBOSearchCV
         """
-        if self.release == "best":
+        if self._release == "best":
+            # proposals from the training records, unless those are protected too
+            if (
+                self.privacy_unit == "record"
+                and self.algorithm != "random"
+                and (self.estimator_epsilon is None or self.algorithm != "auto")
+            ):
+                return self._propose_and_choose(X, y, **params)
             return self._select(X, y, **params)
         return super().fit(X, y, **params)
+
+    @property
+    def _release(self) -> str:
+        """``release``, ``"auto"`` resolved: ``"best"`` under the record unit with privacy."""
+        if self.release != "auto":
+            return self.release
+        return "best" if self._private and self.privacy_unit == "record" else "scores"
+
+    def _propose_and_choose(self, X, y, **params):
+        """``release="best"`` under the record unit: Bayesian optimization with exact scores on
+        the training records proposes the candidates (the unit does not protect those
+        records); then one private choice among the untuned estimator and them, on the
+        validation records (:class:`PrivateSelectionSearchCV`), spends the whole budget."""
+        self._validate_params()
+        if not self._private:
+            raise ValueError(
+                "release='best' publishes a private choice: pass epsilon or "
+                "privacy_budget=(epsilon, delta)."
+            )
+        if self.estimator_epsilon is not None:
+            raise ValueError(
+                "With estimator_epsilon every record is protected, the training records too, so "
+                f"algorithm={self.algorithm!r} cannot propose the candidates from them: pass "
+                "algorithm='auto' or 'random' (candidates drawn before any record is read)."
+            )
+        if set(params) - {"groups"}:
+            raise ValueError(
+                f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
+                "release='best' and proposed candidates; only groups is."
+            )
+        metric = record_metric(self.scoring, self.estimator, self.value_range)
+        groups = params.get("groups")
+        split = holdout_split(
+            self.estimator,
+            self.cv,
+            self.validation_fraction,
+            _int_seed(self.random_state),
+            X,
+            y,
+            groups,
+        )
+        train = split[0][0]
+        candidates = propose_candidates(self, metric.name, X, y, groups, train)
+        if self.verbose > 0:
+            print(
+                f"[{type(self).__name__}] {len(candidates)} candidates proposed by Bayesian "
+                f"optimization on the {len(train)} training records (3-fold cross-validation; "
+                "the record unit does not protect them)",
+                flush=True,
+            )
+        names = PrivateSelectionSearchCV._get_param_names()
+        own = {k: v for k, v in self.get_params(deep=False).items() if k in names}
+        own.update(cv=split, candidates=candidates, n_iter=max(len(candidates), 1))
+        search = PrivateSelectionSearchCV(**own)
+        _drop_fitted(self)
+        try:
+            search.fit(X, y, **params)
+        finally:
+            self.__dict__.update(
+                {k: v for k, v in vars(search).items() if k.endswith("_") and k[0] != "_"}
+            )
+        if hasattr(self, "privacy_report_"):
+            self.privacy_report_["candidates"] = (
+                f"proposed by Bayesian optimization on the {len(train)} training records, "
+                "which the record unit does not protect"
+            )
+        return self
 
     def _select(self, X, y, **params):
         """``release="best"``: private selection's search, its fitted attributes copied."""
@@ -1070,22 +1140,43 @@ default="auto"
 class PrivateSelectionSearchCV(_PrivateSearchCV):
     """Private selection over an estimator's parameters: only the pick is published.
 
-    A random number ``K`` of candidates drawn uniformly from the space (mean ``n_iter``,
-    distribution ``n_iter_distribution``, drawn before any score), each one's score released
-    inside the search with Laplace noise, and only the candidate with the best released score
-    published, with that score (Liu & Talwar 2019; Papernot & Steinke 2022): ``cv_results_``
-    has one row, ``best_score_`` is the pick's released score (biased up, being the maximum of
-    noisy values). The untuned estimator is released beside the candidates and kept unless the
-    best candidate's released score exceeds its own by the quantile of the difference of two
-    noise draws at ``1 - 0.05 / mean``, ``mean`` the mean of ``K`` (``evaluate_default``).
-    Accounted with dp-accounting's ``RepeatAndSelectDpEvent`` (RDP) composed with the untuned
-    estimator's release: far cheaper than releasing every score, for a search that runs next
-    to the data and publishes only its pick. :class:`PrivateBOSearchCV` with
-    ``release="best"`` is this search.
+    The untuned estimator (candidate 0, ``evaluate_default``) and ``n_iter`` candidates drawn
+    uniformly from the space with ``random_state``, all fixed before any record is read, are
+    cross-validated (under the record unit: fitted on the training records, scored on the
+    validation records); then one private choice among them is published, and nothing else
+    unless ``score_share`` asks for the pick's score. ``cv_results_`` has one row.
 
-    Privacy model (docs/privacy.md, "Private selection"): (epsilon, delta)-DP of what the
-    search publishes (the pick, its released score), under the privacy unit chosen: the whole
-    score, or each validation record of one hold-out split (``privacy_unit="record"``).
+    ``mechanism`` says how the choice is made:
+
+    - ``"permute-and-flip"`` (the default; McKenna & Sheldon 2020) and ``"exponential"``
+      (McSherry & Talwar 2007): one-shot choices (:mod:`privtune.privacy.oneshot`). Every
+      score moves by at most the unit's sensitivity when one validation record is replaced, so
+      the choice costs ``epsilon`` once, whatever the number of candidates: at 1,000
+      validation records and epsilon 1, the pick is within 0.3 accuracy points of the best of
+      31 candidates in expectation, where releasing all 31 scores leaves each a noise of about
+      3.5 points. The untuned estimator is a candidate like any other: no margin protects it,
+      and none discards a measured gain.
+    - ``"repeat-and-select"`` (Liu & Talwar 2019; Papernot & Steinke 2022): a random number
+      ``K`` of candidates (mean ``n_iter``, distribution ``n_iter_distribution``), each
+      score released inside with Laplace noise, the best published with its released score;
+      the untuned estimator is released beside them and kept unless beaten by the quantile of
+      the difference of two noise draws at ``1 - 0.05 / mean``. Accounted with
+      dp-accounting's ``RepeatAndSelectDpEvent`` (RDP). Its cost does not grow with the
+      candidates either, but it is about three times one release's at the same noise: it is
+      the mechanism for candidates whose *training* is itself randomized and private, when
+      the fits should not be composed (``estimator_epsilon``).
+
+    Before any score is computed, the search warns once when its budget cannot resolve one
+    point (a hundredth of the score's range), saying what would: more validation records, a
+    larger epsilon or fewer candidates (:func:`privtune.privacy.plan_budget`). A
+    :class:`PrivateBOSearchCV` with ``release="best"`` is this search.
+
+    Privacy model (docs/privacy.md, "Private selection"): epsilon-DP (one-shot) or
+    (epsilon, delta)-DP (repeat-and-select) of what the search publishes, under the privacy
+    unit chosen: the whole score, or each validation record of one hold-out split
+    (``privacy_unit="record"``, where it pays). The candidates' fits see only the training
+    records, which the record unit does not protect unless the estimator is differentially
+    private itself (``estimator_epsilon``).
 
     Parameters
     ----------
@@ -1095,16 +1186,32 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         Parameter names to search dimensions, or a list of such mappings (as
         :class:`PrivateBOSearchCV`'s).
     epsilon : float, optional
-        Each candidate's epsilon; the publication then costs
+        One-shot: the whole publication's epsilon (the choice's, and the score's share of
+        it). Repeat-and-select: each candidate's epsilon; the publication then costs
         :func:`privtune.privacy.selection_epsilon` at delta 1e-6.
     privacy_budget : tuple of float, optional
-        ``(epsilon, delta)``, ``delta > 0``, of the whole publication instead: each candidate
-        gets :func:`privtune.privacy.selection_per_candidate_epsilon`. One of ``epsilon`` and
-        ``privacy_budget`` is required.
+        ``(epsilon, delta)`` of the whole publication instead (one-shot is pure epsilon-DP
+        and spends ``epsilon``; repeat-and-select needs ``delta > 0`` and gives each
+        candidate :func:`privtune.privacy.selection_per_candidate_epsilon`). One of
+        ``epsilon`` and ``privacy_budget`` is required.
+    mechanism : {"permute-and-flip", "exponential", "repeat-and-select"}, \
+default="permute-and-flip"
+        How the pick is chosen (above).
     n_iter : int, default=50
-        The mean number of candidates.
+        One-shot: the number of candidates drawn from the space (the untuned estimator
+        aside). Repeat-and-select: the mean number of candidates.
     n_iter_distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
-        The distribution of ``K`` (see :class:`PrivateBOSearchCV`).
+        Repeat-and-select only: the distribution of ``K`` (see :class:`PrivateBOSearchCV`).
+    score_share : float, default=0.0
+        One-shot only: the share of the budget spent on publishing the pick's score (a
+        Laplace release of the unit's sensitivity) as ``best_score_``; with 0 no score is
+        published and ``best_score_`` is NaN.
+    candidates : list of dict, optional
+        One-shot only: the candidates to choose among (beside the untuned estimator), instead
+        of ``n_iter`` draws from the space. They must be fixed without the validation
+        records (chosen in advance, or proposed from records the unit does not protect, as
+        :class:`PrivateBOSearchCV` does with ``release="best"``); ``space`` still names the
+        parameters of ``cv_results_``.
     value_range : tuple of float, optional
         The range ``(lo, hi)`` of the optimized score (or, under the record unit, of each
         record's value), where the scoring's is not known.
@@ -1113,13 +1220,14 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
     scoring, cv, n_jobs, refit, error_score, pre_dispatch
         As in :class:`~sklearn.model_selection.GridSearchCV`.
     random_state : int, RandomState instance or None, default=None
-        Seed of ``K`` and of the candidates.
+        Seed of the candidates (and of ``K``).
     noise_random_state : int, RandomState instance or None, default=None
         Seed of the noise, for reproducible experiments only.
     evaluate_default : bool, default=True
-        Release the untuned estimator beside the candidates, as the baseline of the pick.
+        The untuned estimator as candidate 0.
     verbose : int, default=0
-        ``>= 1``: one line per round, counts only (no score is shown before the pick).
+        ``>= 1``: what the budget resolves, then one line per round, counts only (no score
+        is shown before the pick).
     return_train_score : bool, default=False
         Must stay ``False``: train scores would be raw.
     privacy_unit : {"score", "record"}, default="score"
@@ -1132,23 +1240,28 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
     Attributes
     ----------
     cv_results_ : dict
-        The pick's one row: its parameters, times, released score and the publication's
-        epsilon.
+        The pick's one row: its parameters, times, published score (NaN when none is) and the
+        publication's epsilon.
     best_params_, best_score_, best_index_, best_estimator_, n_splits_, refit_time_
         As in scikit-learn's searches (``best_index_`` is 0).
     n_candidates_ : int
-        ``K``, the number of candidates drawn (independent of the data).
+        The candidates drawn from the space (``K`` for repeat-and-select; independent of the
+        data).
     epsilon_ : float
-        Each candidate's epsilon.
+        The choice's epsilon (one-shot) or each candidate's (repeat-and-select).
     privacy_report_ : dict
-        ``release``, ``distribution``, ``mean_candidates``, ``n_candidates``,
-        ``epsilon_per_candidate``, ``baseline``, ``epsilon`` and ``delta`` (the publication's
-        guarantee), ``accountant``, ``privacy_unit`` and ``protects``.
+        ``release``, ``mechanism``, ``n_candidates``, ``baseline``, ``epsilon`` and ``delta``
+        (the publication's guarantee), ``accountant``, ``privacy_unit``, ``protects``; one-shot
+        adds ``epsilon_choice``, ``epsilon_score``, ``sampler`` and ``resolves`` (the pick's
+        expected shortfall against the best candidate at the worst common margin, in score
+        units); repeat-and-select ``distribution``, ``mean_candidates`` and
+        ``epsilon_per_candidate``.
 
     See Also
     --------
     PrivateBOSearchCV : Every candidate's score released, the candidates proposed by a model.
-    privtune.privacy.private_selection : The same mechanism for any scoring function.
+    privtune.privacy.oneshot.one_shot_choice : The one-shot choice for any scores.
+    privtune.privacy.private_selection : Repeat-and-select for any scoring function.
 
     Examples
     --------
@@ -1170,10 +1283,13 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
 
     _parameter_constraints: ClassVar[dict] = {
         **_PrivateSearchCV._parameter_constraints,
+        "mechanism": [StrOptions({*ONE_SHOT, "repeat-and-select"})],
         "n_iter_distribution": [
             StrOptions(set(SHAPES)),
             Interval(numbers.Real, 0, None, closed="neither"),
         ],
+        "score_share": [Interval(numbers.Real, 0, 1, closed="left")],
+        "candidates": [list, None],
     }
 
     def __init__(
@@ -1183,8 +1299,11 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         *,
         epsilon: float | None = None,
         privacy_budget: tuple[float, float] | None = None,
+        mechanism: str = DEFAULT_MECHANISM,
         n_iter: int = 50,
         n_iter_distribution: str | float = "geometric",
+        score_share: float = 0.0,
+        candidates: list[dict] | None = None,
         value_range=None,
         batch_size: int | None = None,
         scoring=None,
@@ -1216,8 +1335,11 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         self.space = space
         self.epsilon = epsilon
         self.privacy_budget = privacy_budget
+        self.mechanism = mechanism
         self.n_iter = n_iter
         self.n_iter_distribution = n_iter_distribution
+        self.score_share = score_share
+        self.candidates = candidates
         self.value_range = value_range
         self.batch_size = batch_size
         self.random_state = random_state
@@ -1231,8 +1353,29 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         f = self._fit
         if not self._private:
             raise ValueError(
-                "release='best' is private selection: pass epsilon (each candidate's) or "
-                "privacy_budget=(epsilon, delta) (the whole publication's)."
+                "release='best' is private selection: pass epsilon or privacy_budget=(epsilon, "
+                "delta) (the whole publication's)."
+            )
+        if self.mechanism != "repeat-and-select":
+            fixed = self._fixed_candidates()
+            f.selection = OneShotPlan.from_args(
+                self.mechanism,
+                self.epsilon,
+                self.privacy_budget,
+                self.score_share,
+                self.n_iter if fixed is None else len(fixed),
+                baseline=bool(self.evaluate_default),
+            )
+            return f.selection.epsilon_choice
+        if self.candidates is not None:
+            raise ValueError(
+                "candidates applies to the one-shot mechanisms: repeat-and-select draws a "
+                "random number of candidates from the space."
+            )
+        if self.score_share:
+            raise ValueError(
+                "score_share applies to the one-shot mechanisms: repeat-and-select publishes "
+                "the pick's released score already. Leave score_share=0."
             )
         f.selection = SelectionPlan.from_args(
             self.n_iter,
@@ -1244,35 +1387,31 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         return f.selection.epsilon_per_candidate
 
     def _run_search(self, evaluate_candidates, *, callback_ctx=None) -> None:
-        """``K`` random candidates after the untuned estimator, each released inside the
-        selection, the best one published (:mod:`privtune.privacy.selection`)."""
+        """The untuned estimator and the candidates, drawn before any score, cross-validated
+        in rounds; then the private choice (:meth:`_choose`) and its one published row."""
         f = self._fit
-        assert f.selection is not None
-        declared = f.plan.range_of(f.plan.metric or "score", True)
-        if declared is None:
-            raise ValueError(
-                f"value_range is required with release='best' for scoring={self.scoring!r}: "
-                "the range of the score is not known. Pass value_range=(lo, hi), the range the "
-                "score can take."
-            )
-        f.selector = Selector(
-            f.selection.epsilon_per_candidate,
-            declared,
-            noise_seed=f.noise_seed,
-            unit=f.unit,
-            competitors=f.selection.distribution.mean,
-        )
+        declared = self._declared_range()
         rng = np.random.default_rng(_int_seed(self.random_state))
-        k = f.selection.distribution.draw(rng)  # before any score: K does not depend on the data
-        if k == 0:
-            raise ValueError(
-                f"n_iter_distribution={self.n_iter_distribution!r} drew 0 candidates: nothing "
-                "was evaluated and nothing is published (K is drawn before any score, so this "
-                "says nothing about the data). Fit again, or use a distribution with K >= 1."
-            )
+        fixed = self._fixed_candidates()
+        if isinstance(f.selection, OneShotPlan):
+            k = f.selection.n_candidates
+            self._say_resolution(f.selection, declared)
+        else:
+            assert f.selection is not None
+            k = f.selection.distribution.draw(rng)  # before any score: K hides nothing
+            if k == 0:
+                raise ValueError(
+                    f"n_iter_distribution={self.n_iter_distribution!r} drew 0 candidates: "
+                    "nothing was evaluated and nothing is published (K is drawn before any "
+                    "score, so this says nothing about the data). Fit again, or use a "
+                    "distribution with K >= 1."
+                )
         self.n_candidates_ = k
         candidates = [] if f.default_params is None else [f.default_params]
-        candidates += [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
+        if fixed is not None:
+            candidates += fixed
+        else:
+            candidates += [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
         q = self._batch_size()
         n_rounds = math.ceil(len(candidates) / q)
         sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
@@ -1281,10 +1420,9 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the fits' warnings may quote scores
                 if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
-                    # no row in scikit-learn's results: each failed candidate counts as the
-                    # worst end of the range, released inside like any other
-                    for params in batch:
-                        self._offer(params, math.nan, None)
+                    # no row in scikit-learn's results: a failed candidate counts as the
+                    # worst end of the range, like any failed fit
+                    f.offered += [(params, None, math.nan) for params in batch]
             if f.verbose > 0:
                 print(
                     f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
@@ -1295,37 +1433,114 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         if f.last_results is None:
             assert f.last_failure is not None
             raise f.last_failure  # every fit failed (withheld by fit with privacy)
-        self._publish_pick(f.last_results)
+        self._publish_pick(f.last_results, *self._choose(declared))
 
-    def _offer(self, params: dict, raw_score: float, row: dict | None) -> None:
-        """Release one candidate's score inside the selection (nothing leaves it); the
-        untuned estimator, offered first, is the baseline."""
+    def _fixed_candidates(self) -> list[dict] | None:
+        """``candidates``, checked: non-empty dicts of the estimator's parameters."""
+        if self.candidates is None:
+            return None
+        fixed = list(self.candidates)
+        if not fixed or not all(isinstance(c, Mapping) for c in fixed):
+            raise ValueError(
+                "candidates must be a non-empty list of dicts of the estimator's parameters, "
+                "fixed before the validation records are read."
+            )
+        for c in fixed:
+            check_space_params(self.estimator, c)
+        return [dict(c) for c in fixed]
+
+    def _declared_range(self) -> tuple[float, float]:
+        """The optimized score's range, which the mechanisms' sensitivity is computed from."""
         f = self._fit
-        assert f.selector is not None
-        if not f.offered and f.default_params is not None:
-            f.selector.offer_baseline(raw_score)
-        else:
-            f.selector.offer(raw_score)
-        f.offered.append((params, row))
+        declared = f.plan.range_of(f.plan.metric or "score", True)
+        if declared is None:
+            raise ValueError(
+                f"value_range is required with release='best' for scoring={self.scoring!r}: "
+                "the range of the score is not known. Pass value_range=(lo, hi), the range the "
+                "score can take."
+            )
+        return declared
+
+    def _say_resolution(self, plan: OneShotPlan, declared: tuple[float, float]) -> None:
+        """Before any score: warn once when the choice cannot resolve one point, and (with
+        ``verbose``) say what it resolves."""
+        f = self._fit
+        sensitivity = f.unit.sensitivity(declared)
+        width = declared[1] - declared[0]
+        if f.verbose > 0:
+            print(
+                f"[{type(self).__name__}] the {plan.mechanism} choice among {plan.n_choices} "
+                f"candidates at epsilon={plan.epsilon_choice:g} resolves "
+                f"{points(plan.shortfall(sensitivity, width) / width)} points (hundredths of "
+                "the score's range)",
+                flush=True,
+            )
+        advice = resolution_advice(
+            lambda e, k: choice_shortfall(
+                k, epsilon=e, sensitivity=sensitivity, mechanism=plan.mechanism, max_lead=width
+            ),
+            n_val=f.unit.n_val,
+            epsilon=plan.epsilon_choice,
+            n_candidates=plan.n_choices,
+            width=width,
+            what=f"the {plan.mechanism} choice",
+        )
+        if advice is not None:
+            warnings.warn(advice, UserWarning, stacklevel=7)
 
     def _expose(self, raw: dict, n_candidates: int) -> dict:
-        """Offer each new candidate to the selection; expose its parameters only."""
+        """Keep each new candidate's raw score inside the fit; expose its parameters only."""
         f = self._fit
-        n_rows = sum(row is not None for _, row in f.offered)
+        n_rows = sum(row is not None for _, row, _ in f.offered)
         for i in range(n_rows, n_candidates):
             row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
-            self._offer(raw["params"][i], float(raw[f"mean_test_{f.plan.metric}"][i]), row)
+            score = float(raw[f"mean_test_{f.plan.metric}"][i])
+            f.offered.append((raw["params"][i], row, score))
         return {"params": list(raw["params"])}
 
-    def _publish_pick(self, results: dict) -> None:
-        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
-        row: its parameters, times and released score."""
+    def _choose(self, declared: tuple[float, float]) -> tuple[int, float]:
+        """The private choice among the offered candidates, in the order drawn (the untuned
+        estimator first): the pick's position and its published score (NaN when none is).
+        A non-finite score counts as the worst end of the range."""
         f = self._fit
-        assert f.selector is not None and f.selection is not None
-        index, released = f.selector.best()
+        lo = declared[0]
+        raw = [y if math.isfinite(y) else lo for _, _, y in f.offered]
+        if isinstance(f.selection, OneShotPlan):
+            choice = one_shot_choice(
+                raw,
+                epsilon=f.selection.epsilon_choice,
+                sensitivity=f.unit.sensitivity(declared),
+                mechanism=f.selection.mechanism,
+                noise_seed=f.noise_seed,
+            )
+            f.sampler = choice.sampler
+            published = math.nan
+            if f.selection.epsilon_score > 0.0:
+                curator = LaplaceCurator(f.selection.epsilon_score, declared, unit=f.unit)
+                release = ScoreRelease(curator, noise_seed=f.noise_seed)
+                published, _ = release(raw[choice.index], owner="selection-score", number=0)
+            return choice.index, published
+        assert isinstance(f.selection, SelectionPlan)
+        selector = Selector(
+            f.selection.epsilon_per_candidate,
+            declared,
+            noise_seed=f.noise_seed,
+            unit=f.unit,
+            competitors=f.selection.distribution.mean,
+        )
+        baseline = f.default_params is not None
+        for i, y in enumerate(raw):
+            (selector.offer_baseline if baseline and i == 0 else selector.offer)(y)
+        index, released = selector.best()
         assert index is not None
-        # the baseline (-1) is the first offer; the candidates follow it
-        params, row = f.offered[index + 1 if f.default_params is not None else index]
+        return index + int(baseline), released  # the baseline (-1) is the first offer
+
+    def _publish_pick(self, results: dict, index: int, published: float) -> None:
+        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
+        row: its parameters, times and published score."""
+        f = self._fit
+        assert f.selection is not None
+        params, row, _ = f.offered[index]
         results.clear()
         results["params"] = [params]
         for name in f.space.names:  # masked where the pick's space has no such parameter
@@ -1335,7 +1550,7 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
         for k in _TIMES:
             results[k] = np.array([row[k] if row is not None else math.nan])
         m = f.plan.metric
-        results[f"mean_test_{m}"] = np.array([released])
+        results[f"mean_test_{m}"] = np.array([published])
         results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
         results[f"epsilon_test_{m}"] = np.array([f.selection.epsilon])
 
@@ -1346,11 +1561,62 @@ class PrivateSelectionSearchCV(_PrivateSearchCV):
 
     def _report(self) -> dict[str, Any]:
         f = self._fit
-        assert f.selection is not None
-        out = f.selection.report(f.unit, getattr(self, "n_candidates_", None))
+        if isinstance(f.selection, OneShotPlan):
+            out = f.selection.report(f.unit, self._declared_range(), f.sampler)
+        else:
+            assert f.selection is not None
+            out = f.selection.report(f.unit, getattr(self, "n_candidates_", None))
+            out["mechanism"] = "repeat-and-select"
         if self.privacy_budget is not None:
             out["budget_epsilon"], out["budget_delta"] = self.privacy_budget
         return out
+
+
+def propose_candidates(
+    search: PrivateBOSearchCV, scoring: str, X: Any, y: Any, groups: Any, train: np.ndarray
+) -> list[dict]:
+    """The configurations a non-private copy of ``search`` evaluates when it tunes on the
+    training records ``train`` alone (3-fold cross-validation inside them), in order, the
+    untuned estimator's left out (the choice has it as candidate 0) and repeats dropped.
+
+    Nothing here reads a validation record: under the record unit these candidates are fixed
+    before the validation records are, as a one-shot choice needs."""
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import GroupKFold, check_cv
+    from sklearn.utils import _safe_indexing
+
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    fit_params = {} if groups is None else {"groups": _safe_indexing(groups, train)}
+    classifier = is_classifier(search.estimator)
+    inner = PrivateBOSearchCV(
+        search.estimator,
+        search.space,
+        algorithm=search.algorithm,
+        n_iter=search.n_iter + int(search.evaluate_default),  # the untuned is one of them
+        batch_size=search.batch_size,
+        n_initial_points=search.n_initial_points,
+        scoring=scoring,
+        cv=GroupKFold(3) if groups is not None else check_cv(3, y_train, classifier=classifier),
+        n_jobs=search.n_jobs,
+        refit=False,
+        random_state=search.random_state,
+        optimizer_kwargs=search.optimizer_kwargs,
+        heavy_tailed=search.heavy_tailed,
+        evaluate_default=search.evaluate_default,
+        error_score=search.error_score,
+        pre_dispatch=search.pre_dispatch,
+    ).fit(X_train, y_train, **fit_params)
+    own = search.estimator.get_params(deep=True)
+    proposed: list[dict] = []
+    for params in inner.cv_results_["params"]:
+        untuned = all(
+            name in own and (own[name] is value or own[name] == value)
+            for name, value in params.items()
+        )
+        if (untuned and search.evaluate_default) or params in proposed:
+            continue
+        proposed.append(params)
+    return proposed
 
 
 def _metrics(results: dict) -> list[str]:

@@ -235,7 +235,7 @@ def test_sklearn_search_quick_mode_compares_every_method(tmp_path):
     assert (tmp_path / "quick" / "sklearn_search.png").stat().st_size > 0
 
 
-def test_privacy_units_quick_mode_runs_both_units_and_checks_the_targets(tmp_path):
+def test_privacy_units_quick_mode_computes_every_mode_at_every_n_val(tmp_path):
     from benchmarks import privacy_units
 
     result = privacy_units.main(["--quick", "--out", str(tmp_path)])
@@ -243,19 +243,20 @@ def test_privacy_units_quick_mode_runs_both_units_and_checks_the_targets(tmp_pat
         json.loads(p.read_text())
         for p in (tmp_path / "quick" / "privacy_units" / "runs").glob("*.json")
     ]
-    assert len(runs) == 2 * (2 + 2 * len(privacy_units.MODES))  # two seeds
+    assert len(runs) == 2  # one (model, data set) and two seeds
     for run in runs:
-        assert 0.0 <= run["score"] <= 1.0 and run["n_val"] == 200
-        if run["unit"] in privacy_units.UNITS:
-            report = run["privacy"]
-            spent = report.get("epsilon", report.get("spent_epsilon"))
-            assert spent <= 1.0 and report["privacy_unit"] == run["unit"]
-            assert ("200 validation records" in report["protects"]) == (run["unit"] == "record")
-    assert set(result["summary"]) == {"none|none|exact"} | {
-        f"{u}|1|{m}" for u in privacy_units.UNITS for m in privacy_units.MODES
-    }
+        assert run["n_vals"] == [100, 200] and len(run["random"]) == 8
+        assert 1 <= len(run["proposed"]) <= 4
+        for row in [run["untuned"], *run["random"], *run["proposed"]]:
+            # nested validation sets: the larger one's count includes the smaller's
+            assert 0 <= row["val"][0] <= row["val"][1] <= 200 and 0 <= row["test"] <= 1
+    cells = result["tasks"]
+    assert {(c["n_val"], c["epsilon"]) for c in cells} == {(100, "1"), (200, "1")}
+    for cell in cells:
+        for mode in privacy_units.EXACT + privacy_units.MODES:
+            assert math.isfinite(cell[mode]) and cell["n_seeds"] == 2
     assert "below_untuned_beyond_noise" in result["targets"]
-    assert "record unit" in (tmp_path / "quick" / "privacy_units.md").read_text()
+    assert "exact-random" in (tmp_path / "quick" / "privacy_units.md").read_text()
     assert (tmp_path / "quick" / "privacy_units.png").stat().st_size > 0
 
 

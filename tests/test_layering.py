@@ -116,6 +116,7 @@ PRIVACY_LAYERS = {
     "curator": 2,
     "gaussian": 2,
     "noise": 2,
+    "oneshot": 2,
     "seeds": 2,
     "budget": 3,
     "selection": 3,

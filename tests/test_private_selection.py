@@ -153,20 +153,29 @@ X = (X - X.mean(0)) / X.std(0)
 
 
 def search(**kwargs):
+    """A private selection over logistic regression's C: ``PrivateBOSearchCV(release="best")``,
+    or ``PrivateSelectionSearchCV`` when a mechanism is named."""
+    from privtune import PrivateSelectionSearchCV
+
     kwargs.setdefault("n_iter", 6)
+    common = dict(cv=kwargs.pop("cv", 3), random_state=0, noise_random_state=0)
+    if "mechanism" in kwargs:
+        return PrivateSelectionSearchCV(
+            LogisticRegression(max_iter=200), {"C": (1e-3, 1e2, "log-uniform")}, **common, **kwargs
+        )
     kwargs.setdefault("release", "best")
     return PrivateBOSearchCV(
-        LogisticRegression(max_iter=200),
-        {"C": (1e-3, 1e2, "log-uniform")},
-        cv=3,
-        random_state=0,
-        noise_random_state=0,
-        **kwargs,
+        LogisticRegression(max_iter=200), {"C": (1e-3, 1e2, "log-uniform")}, **common, **kwargs
     )
 
 
-def test_a_search_with_release_best_publishes_the_pick_only(capsys):
-    s = search(privacy_budget=(1.0, 1e-6), verbose=1).fit(X, y)
+RAS = "repeat-and-select"
+
+
+def test_repeat_and_select_publishes_the_pick_only(capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the score unit resolves nothing: warned
+        s = search(privacy_budget=(1.0, 1e-6), verbose=1, mechanism=RAS).fit(X, y)
     assert len(s.cv_results_["params"]) == 1 and s.best_index_ == 0
     assert s.best_params_ == s.cv_results_["params"][0]
     assert s.best_score_ == s.cv_results_["mean_test_score"][0]
@@ -174,12 +183,56 @@ def test_a_search_with_release_best_publishes_the_pick_only(capsys):
     report = s.privacy_report_
     assert report["release"] == "best" and report["n_candidates"] == s.n_candidates_ >= 1
     assert report["epsilon"] <= 1.0 and report["accountant"] == "rdp"
+    assert report["mechanism"] == RAS
     assert s.epsilon_ == report["epsilon_per_candidate"]
     assert s.best_estimator_.C == s.best_params_["C"]
     lines = capsys.readouterr().out.splitlines()
     # one line per round, counts only: no score before the pick
     pattern = r"\[PrivateSelectionSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
     assert lines and all(re.match(pattern, line) for line in lines)
+
+
+def test_a_one_shot_choice_publishes_the_pick_and_no_score_unless_asked(capsys):
+    with pytest.warns(UserWarning, match="One point would take privacy_unit='record'"):
+        s = search(privacy_budget=(1.0, 1e-6), verbose=1).fit(X, y)
+    assert len(s.cv_results_["params"]) == 1 and s.best_index_ == 0
+    assert math.isnan(s.best_score_) and math.isnan(s.cv_results_["mean_test_score"][0])
+    report = s.privacy_report_
+    assert report["mechanism"] == "permute-and-flip" and report["delta"] == 0.0
+    assert report["epsilon"] == report["epsilon_choice"] == s.epsilon_ == 1.0
+    assert report["n_candidates"] == s.n_candidates_ == 6 and report["baseline"] is True
+    assert report["sampler"] == "numpy"  # seeded: numpy's generator
+    lines = capsys.readouterr().out.splitlines()
+    # what the budget resolves, said before any score; then counts only
+    assert re.match(
+        r"\[PrivateSelectionSearchCV\] the permute-and-flip choice among 7 candidates at "
+        r"epsilon=1 resolves \d+ points",
+        lines[0],
+    )
+    pattern = r"\[PrivateSelectionSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
+    assert all(re.match(pattern, line) for line in lines[1:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shared = search(
+            privacy_budget=(1.0, 1e-6), score_share=0.25, mechanism="permute-and-flip"
+        ).fit(X, y)
+    report = shared.privacy_report_
+    assert report["epsilon_choice"] == 0.75 and report["epsilon_score"] == 0.25
+    assert report["epsilon"] == 1.0 and math.isfinite(shared.best_score_)
+
+
+def test_one_shot_takes_epsilon_once_whatever_the_number_of_candidates():
+    reports = []
+    for n_iter in (3, 12):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = search(epsilon=2.0, n_iter=n_iter, privacy_unit="record", cv=None).fit(X, y)
+        reports.append(s.privacy_report_)
+    assert [r["epsilon"] for r in reports] == [2.0, 2.0]
+    assert [r["n_candidates"] for r in reports] == [3, 12]
+    # more candidates, a little less resolution (the shortfall grows with log k)
+    assert reports[0]["resolves"] < reports[1]["resolves"]
+    assert reports[0]["n_val"] == 114  # a fifth of the 569 records
 
 
 def test_release_best_draws_its_candidates_at_random_and_needs_privacy():
@@ -196,10 +249,12 @@ def test_release_best_draws_its_candidates_at_random_and_needs_privacy():
         ).fit(X, y)
 
 
-def test_with_a_large_epsilon_the_search_picks_a_good_candidate():
+@pytest.mark.parametrize("mechanism", ["permute-and-flip", "exponential", RAS])
+def test_with_a_large_epsilon_the_search_picks_a_good_candidate(mechanism):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        s = search(epsilon=1e4, n_iter=8).fit(X, y)
+        kwargs = {"score_share": 0.5} if mechanism != RAS else {}
+        s = search(epsilon=1e4, n_iter=8, mechanism=mechanism, **kwargs).fit(X, y)
     # noise of scale 1e-4 on accuracies: the pick is (nearly) the best of the candidates'
     # true scores, and every C in [1e-3, 1e2] but the smallest scores above 0.9 here
     assert s.best_score_ > 0.9
@@ -226,11 +281,13 @@ def test_the_baseline_is_kept_unless_a_candidate_beats_it_by_the_margin():
         sel.offer_baseline(0.5)
 
 
-def test_release_best_offers_the_untuned_estimator_and_accounts_for_it():
-    s = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
+def test_repeat_and_select_offers_the_untuned_estimator_and_accounts_for_it():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = search(privacy_budget=(1.0, 1e-6), mechanism=RAS).fit(X, y)
+        off = search(privacy_budget=(1.0, 1e-6), evaluate_default=False, mechanism=RAS).fit(X, y)
     report = s.privacy_report_
     assert report["baseline"] is True and report["epsilon"] <= 1.0
-    off = search(privacy_budget=(1.0, 1e-6), evaluate_default=False).fit(X, y)
     # one more release to pay for: each candidate gets less
     assert off.privacy_report_["baseline"] is False
     assert s.epsilon_ < off.epsilon_
@@ -251,8 +308,11 @@ def test_private_selection_is_a_search_of_its_own_and_release_best_delegates_to_
         noise_random_state=0,
     )
     assert clone(own).get_params()["n_iter_distribution"] == "geometric"
-    own.fit(X, y)
-    delegated = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
+    assert clone(own).get_params()["mechanism"] == "permute-and-flip"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        own.fit(X, y)
+        delegated = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
     assert delegated.best_params_ == own.best_params_
     assert delegated.privacy_report_ == own.privacy_report_
     with pytest.raises(ValueError, match="private selection: pass epsilon"):
@@ -275,3 +335,115 @@ def test_the_margin_keeps_a_baseline_no_worse_than_every_candidate_one_time_in_t
     assert replaced <= 0.055
     # the single-comparison margin does not keep that promise
     assert np.mean(best - rng.laplace(size=k.size) > laplace_difference_quantile(0.95)) > 0.2
+
+
+# -- one-shot choices among fixed candidates -------------------------------------------------------
+def test_the_searchs_choice_is_the_one_shot_law_on_the_candidates_scores():
+    # The search's pick is one_shot_choice on the untuned estimator's and the n_iter drawn
+    # candidates' hold-out accuracies, with the same noise seed: the benchmarks compute the
+    # mechanisms' laws on such scores, so this is what ties them to the searches.
+    from sklearn.base import clone
+
+    from privtune import PrivateSelectionSearchCV
+    from privtune.privacy.oneshot import one_shot_choice
+    from privtune.records import holdout_split, record_metric
+    from privtune.space import as_space
+
+    space = {"C": (1e-3, 1e2, "log-uniform")}
+    for noise_seed in range(4):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = PrivateSelectionSearchCV(
+                LogisticRegression(max_iter=200),
+                space,
+                epsilon=0.05,  # noisy enough that the pick varies with the seed
+                privacy_unit="record",
+                n_iter=5,
+                random_state=0,
+                noise_random_state=noise_seed,
+            ).fit(X, y)
+        [(train, val)] = holdout_split(LogisticRegression(), None, 0.2, 0, X, y)
+        dims = as_space(space)
+        drawn = [dims.from_unit(u) for u in np.random.default_rng(0).random((5, dims.dim))]
+        candidates = [{"C": 1.0}, *drawn]
+        metric = record_metric("accuracy")
+        scores = [
+            metric(
+                clone(LogisticRegression(max_iter=200)).set_params(**c).fit(X[train], y[train]),
+                X[val],
+                y[val],
+            )
+            for c in candidates
+        ]
+        choice = one_shot_choice(
+            scores, epsilon=0.05, sensitivity=1 / len(val), noise_seed=noise_seed
+        )
+        assert s.best_params_ == candidates[choice.index]
+
+
+def _record_best(**kwargs):
+    from sklearn.tree import DecisionTreeClassifier
+
+    return PrivateBOSearchCV(
+        DecisionTreeClassifier(random_state=0),
+        {"max_depth": (1, 20), "min_samples_leaf": (1, 50)},
+        n_iter=8,
+        privacy_budget=(1.0, 1e-6),
+        privacy_unit="record",
+        release="best",
+        random_state=0,
+        noise_random_state=0,
+        **kwargs,
+    )
+
+
+def test_candidates_proposed_on_the_training_records_ignore_the_validation_records():
+    # The proposals are fixed before any validation record is read: relabelling every
+    # validation record changes nothing in them.
+    from privtune.records import holdout_split
+    from privtune.sklearn import propose_candidates
+
+    search = _record_best()
+    [(train, val)] = holdout_split(search.estimator, None, 0.2, 0, X, y)
+    relabelled = y.copy()
+    relabelled[val] = 1 - relabelled[val]
+    first = propose_candidates(search, "accuracy", X, y, None, train)
+    second = propose_candidates(search, "accuracy", X, relabelled, None, train)
+    assert first == second and len(first) >= 4
+    assert {"max_depth": None, "min_samples_leaf": 1} not in first  # the untuned: candidate 0
+
+
+def test_release_best_under_the_record_unit_chooses_among_proposed_candidates(capsys):
+    s = _record_best(verbose=1).fit(X, y)
+    report = s.privacy_report_
+    assert report["mechanism"] == "permute-and-flip" and report["epsilon"] == 1.0
+    assert "proposed by Bayesian optimization on the 455 training records" in report["candidates"]
+    assert "does not protect" in report["candidates"]
+    out = capsys.readouterr().out
+    assert "candidates proposed by Bayesian optimization on the 455 training records" in out
+    # random candidates instead: no proposals
+    r = _record_best(algorithm="random").fit(X, y)
+    assert "candidates" not in r.privacy_report_
+
+
+def test_proposals_are_refused_where_the_training_records_are_protected_too():
+    with pytest.raises(ValueError, match="algorithm='gp-ucb' cannot propose"):
+        _record_best(estimator_epsilon=1.0, algorithm="gp-ucb").fit(X, y)
+    # the default draws its candidates from the space instead
+    s = _record_best(estimator_epsilon=1.0).fit(X, y)
+    assert "candidates" not in s.privacy_report_ and s.n_candidates_ == 8
+
+
+@pytest.mark.parametrize(
+    "candidates, match",
+    [
+        ([], "non-empty list of dicts"),
+        (["C"], "non-empty list of dicts"),
+        ([{"gamma": 1.0}], "space has the parameter 'gamma'"),
+    ],
+)
+def test_fixed_candidates_are_checked(candidates, match):
+    with pytest.raises(ValueError, match=match):
+        search(epsilon=1.0, mechanism="permute-and-flip", candidates=candidates).fit(X, y)
+    with pytest.raises(ValueError, match="one-shot mechanisms"):
+        search(epsilon=1.0, mechanism=RAS, candidates=[{"C": 1.0}]).fit(X, y)

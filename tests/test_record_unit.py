@@ -174,6 +174,7 @@ def test_the_record_unit_noise_is_n_val_times_smaller():
 # -- the scikit-learn search ---------------------------------------------------------------------
 def _search(**kwargs):
     params = dict(
+        release="scores",
         privacy_unit="record",
         privacy_budget=(1.0, 1e-6),
         n_iter=6,
@@ -414,6 +415,7 @@ def test_a_differentially_private_estimator_extends_the_guarantee_to_every_recor
     search = PrivateBOSearchCV(
         _NoisyMeans(),
         {"shrink": (0.0, 0.9)},
+        release="scores",
         privacy_unit="record",
         privacy_budget=(1.0, 1e-6),
         estimator_epsilon=0.05,
@@ -430,6 +432,32 @@ def test_a_differentially_private_estimator_extends_the_guarantee_to_every_recor
     assert "each record of the data" in report["protects"]
     with pytest.raises(ValueError, match="applies under privacy_unit='record'"):
         PrivateBOSearchCV(_NoisyMeans(), {"shrink": (0.0, 0.9)}, estimator_epsilon=1.0).fit(X, y)
+
+
+def test_the_default_choice_among_drawn_candidates_is_accounted_end_to_end():
+    # release="auto" under the record unit with estimator_epsilon: a one-shot choice among the
+    # untuned estimator and 20 candidates drawn from the space; every one of the 21 fits and the
+    # refit compose for a training record, the choice (epsilon 1) and the refit for a
+    # validation record.
+    X, y = make_classification(2000, 5, n_informative=3, n_redundant=0, random_state=0)
+    X = X / 4
+    search = PrivateBOSearchCV(
+        _NoisyMeans(),
+        {"shrink": (0.0, 0.9)},
+        privacy_unit="record",
+        privacy_budget=(1.0, 1e-6),
+        estimator_epsilon=0.05,
+        n_iter=20,
+        random_state=0,
+        noise_random_state=0,
+    ).fit(X, y)
+    report = search.privacy_report_
+    total = report["end_to_end"]
+    assert report["mechanism"] == "permute-and-flip" and report["epsilon"] == 1.0
+    assert total["training_epsilon"] <= 22 * 0.05 + 1e-12
+    assert total["validation_epsilon"] == pytest.approx(1.0 + 0.05)
+    assert total["epsilon"] == max(total["training_epsilon"], total["validation_epsilon"])
+    assert "each record of the data" in report["protects"]
 
 
 def test_an_optuna_study_of_a_private_estimator_is_accounted_end_to_end():

@@ -17,13 +17,15 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import optimize
 
 from .._checks import check_float, check_int
+from . import oneshot
 from .composition import (
     BudgetMeter,
     PrivacyBudget,
@@ -43,13 +45,18 @@ __all__ = [
     "laplace_composed_epsilon",
     "per_report_epsilon",
     "plan_budget",
+    "resolution_advice",
 ]
 
 #: The two-sided normal quantile of the resolution rule (95 % confidence).
 Z_95 = 1.959963984540054
 
 #: The mechanisms :func:`plan_budget` plans for.
-MECHANISMS = ("laplace", "selection")
+MECHANISMS = ("laplace", "selection", "one-shot")
+
+#: The difference a budget should resolve before a search spends it: one point, a hundredth
+#: of the width of ``value_range`` (one accuracy point).
+ONE_POINT = 0.01
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,12 @@ class BudgetPlan:
         apart (the rule of :func:`plan_budget`), in score units.
     n_val : int or None
         The number of validation records under the record unit (``None``: the score unit).
+    shortfall : ndarray
+        The difference the pick resolves, the same rule for every mechanism
+        (:func:`~privtune.privacy.oneshot.pick_shortfall`): the most the pick loses in
+        expectation against the best of ``n`` candidates, over every common margin by which
+        the others trail it, in score units. For ``"laplace"`` it takes the pick to be the
+        best released score (the searches' posterior-mean rule does a little better).
     """
 
     epsilon: float
@@ -91,6 +104,7 @@ class BudgetPlan:
     noise_std: np.ndarray
     resolvable_difference: np.ndarray
     n_val: int | None = None
+    shortfall: np.ndarray | None = None
 
     @property
     def unit(self) -> PrivacyUnit:
@@ -110,15 +124,23 @@ class BudgetPlan:
                 "epsilon_per_report": float(e),
                 "noise_std": float(s),
                 "resolvable_difference": float(d),
+                "shortfall": float(f),
             }
-            for n, e, s, d in zip(
+            for n, e, s, d, f in zip(
                 self.n_trials,
                 self.epsilon_per_report,
                 self.noise_std,
                 self.resolvable_difference,
+                self._shortfall,
                 strict=True,
             )
         ]
+
+    @property
+    def _shortfall(self) -> np.ndarray:
+        if self.shortfall is None:
+            return np.full(len(self.n_trials), math.nan)
+        return self.shortfall
 
     def __str__(self) -> str:
         lo, hi = self.value_range
@@ -126,12 +148,13 @@ class BudgetPlan:
             f"budget epsilon={self.epsilon:g}, delta={self.delta:g}, {self.mechanism}, "
             f"value_range=({lo:g}, {hi:g})",
             f"protects {self.protects}",
-            f"{'trials':>7}  {'eps/report':>10}  {'noise sd':>9}  {'resolvable diff':>15}",
+            f"{'trials':>7}  {'eps/report':>10}  {'noise sd':>9}  {'resolvable diff':>15}"
+            f"  {'pick shortfall':>14}",
         ]
         for r in self.rows():
             lines.append(
                 f"{r['n_trials']:>7}  {r['epsilon_per_report']:>10.4g}  {r['noise_std']:>9.4g}"
-                f"  {r['resolvable_difference']:>15.4g}"
+                f"  {r['resolvable_difference']:>15.4g}  {r['shortfall']:>14.4g}"
             )
         return "\n".join(lines)
 
@@ -221,6 +244,16 @@ def plan_budget(
     each candidate is scored once: two candidates are told apart by their two noisy scores, so
     ``Delta = 1.96 sigma sqrt(2)``.
 
+    With ``mechanism="one-shot"`` (:mod:`privtune.privacy.oneshot`: candidates fixed before
+    the data are read, the choice paid once), ``n`` is the number of candidates, the untuned
+    estimator included; ``epsilon_per_report`` is the whole epsilon (it is spent once),
+    ``noise_std`` the standard deviation of permute-and-flip's exponential noise (its scale
+    ``2 s / epsilon``), and ``Delta`` the same two-candidate rule on two such draws.
+
+    Every mechanism's ``shortfall`` is the same rule, and the one to compare them by: the
+    most the pick loses in expectation against the best of ``n`` candidates when the others
+    trail it by a common margin (:func:`~privtune.privacy.oneshot.pick_shortfall`).
+
     Parameters
     ----------
     epsilon : float
@@ -231,9 +264,10 @@ def plan_budget(
         The scores' declared range ``(lo, hi)``.
     n_trials : int or sequence of int
         The planned number(s) of trials (one report each).
-    mechanism : {"laplace", "selection"}, default="laplace"
+    mechanism : {"laplace", "selection", "one-shot"}, default="laplace"
         ``"laplace"``: every score released with Laplace noise (per-score LDP, the curator's);
-        ``"selection"``: private selection, only the pick published (``delta > 0``).
+        ``"selection"``: private selection, only the pick published (``delta > 0``);
+        ``"one-shot"``: a permute-and-flip choice among candidates fixed in advance.
     distribution : {"geometric", "logarithmic", "poisson"} or float, default="geometric"
         With ``"selection"``: the distribution of the number of candidates.
     n_val : int, optional
@@ -268,6 +302,21 @@ def plan_budget(
     ns = np.array([check_int("n_trials", n) for n in counts], dtype=int)
     unit = PrivacyUnit.score() if n_val is None else PrivacyUnit.record(n_val)
     sensitivity = unit.sensitivity((lo, hi))
+    if mechanism == "one-shot":
+        eps0 = np.full(len(ns), epsilon)
+        sigma = 2.0 * sensitivity / eps0  # an exponential draw's sd is its scale
+        resolvable = Z_95 * sigma * math.sqrt(2.0)
+        shortfall = np.array(
+            [
+                oneshot.choice_shortfall(
+                    int(n), epsilon=epsilon, sensitivity=sensitivity, max_lead=hi - lo
+                )
+                for n in ns
+            ]
+        )
+        return BudgetPlan(
+            epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable, unit.n_val, shortfall
+        )
     if mechanism == "selection":
         if delta == 0.0:
             raise ValueError("delta must be > 0 with mechanism='selection' (an RDP bound).")
@@ -285,4 +334,85 @@ def plan_budget(
         eps0 = np.array([per_report_epsilon(epsilon, delta, int(n)) for n in ns])
         sigma = math.sqrt(2.0) * sensitivity / eps0
         resolvable = Z_95 * sigma * np.sqrt(4.0 / ns)
-    return BudgetPlan(epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable, unit.n_val)
+    shortfall = np.array(
+        [
+            oneshot.pick_shortfall(int(n), noise="laplace", scale=sensitivity / e, max_lead=hi - lo)
+            for n, e in zip(ns, eps0, strict=True)
+        ]
+    )
+    return BudgetPlan(
+        epsilon, delta, (lo, hi), mechanism, ns, eps0, sigma, resolvable, unit.n_val, shortfall
+    )
+
+
+def points(fraction: float) -> str:
+    """``fraction`` of a range in points (hundredths), to two significant figures."""
+    value = 100.0 * fraction
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
+
+
+def resolution_advice(
+    shortfall_of: Callable[[float, int], float],
+    *,
+    n_val: int | None,
+    epsilon: float,
+    n_candidates: int,
+    width: float,
+    what: str,
+    epsilon_name: str = "epsilon",
+) -> str | None:
+    """The warning of a search whose budget cannot resolve one point, or ``None``.
+
+    Parameters
+    ----------
+    shortfall_of : callable
+        ``shortfall_of(epsilon, n_candidates)`` at ``n_val`` validation records: the pick's
+        shortfall (:attr:`BudgetPlan.shortfall`), in score units. It scales as ``1 / n_val``
+        under the record unit (the sensitivity does).
+    n_val : int or None
+        The validation records (``None``: the score unit).
+    epsilon : float
+    n_candidates : int
+    width : float
+        The width of ``value_range``; one point is :data:`ONE_POINT` of it.
+    what : str
+        The mechanism, in words, as the message names it.
+    epsilon_name : str
+        How the message names ``epsilon`` (the user's parameter).
+
+    Returns
+    -------
+    str or None
+        What the pick resolves, and what would resolve one point: more validation records,
+        a larger epsilon, fewer candidates (or the record unit).
+    """
+    target = ONE_POINT * width
+    d = shortfall_of(epsilon, n_candidates)
+    if d <= target:
+        return None
+    where = f"n_val={n_val}, " if n_val is not None else "the score unit, "
+    text = (
+        f"At {where}{epsilon_name}={epsilon:g} and {n_candidates} candidates, {what} can "
+        f"fall {points(d / width)} points (hundredths of value_range) below the best "
+        "candidate in expectation: closer candidates are not told apart. One point would "
+        "take "
+    )
+    ways = []
+    if n_val is not None:
+        ways.append(f"about {math.ceil(n_val * d / target)} validation records")
+    else:
+        ways.append("privacy_unit='record' (noise n_val times smaller)")
+    high = epsilon
+    while shortfall_of(high, n_candidates) > target and high < 1e6 * epsilon:
+        high *= 2.0
+    if shortfall_of(high, n_candidates) <= target:
+        needed = optimize.brentq(
+            lambda e: shortfall_of(e, n_candidates) - target, epsilon, high, xtol=1e-4 * epsilon
+        )
+        ways.append(f"{epsilon_name} >= {needed:.3g}")
+    fewer = next(
+        (k for k in range(n_candidates - 1, 1, -1) if shortfall_of(epsilon, k) <= target), None
+    )
+    if fewer is not None:
+        ways.append(f"at most {fewer} candidates")
+    return text + ", or ".join(ways) + "."

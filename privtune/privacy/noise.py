@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,7 @@ __all__ = [
     "check_seedable",
     "get_noise_sampler",
     "opendp_available",
+    "opendp_noisy_max",
     "opendp_release",
     "resolve",
     "set_noise_sampler",
@@ -155,3 +157,40 @@ def opendp_release(kind: str, scale: float) -> Callable[[np.ndarray], np.ndarray
         return np.asarray(measurement(flat), dtype=float).reshape(np.shape(values))
 
     return release
+
+
+def opendp_noisy_max(measure: str, scale: float) -> tuple[Callable[[np.ndarray], int], Any]:
+    """OpenDP's ``make_noisy_max``: the index of the largest of a vector of floats, each with
+    noise of ``scale`` added (OpenDP's exact samplers on rationals).
+
+    Parameters
+    ----------
+    measure : {"max_divergence", "zero_concentrated_divergence"}
+        ``"max_divergence"``: exponential noise (permute-and-flip), pure epsilon-DP;
+        ``"zero_concentrated_divergence"``: Gumbel noise (the exponential mechanism), stated
+        by OpenDP in rho-zCDP.
+    scale : float
+        The noise's scale.
+
+    Returns
+    -------
+    (callable, callable)
+        ``select(values) -> index`` and OpenDP's privacy map, ``map(d_in)`` for an L-infinity
+        sensitivity ``d_in`` (epsilon, or rho for the zCDP measure).
+    """
+    dp = _import_opendp()
+    if measure == "max_divergence":
+        output = dp.max_divergence()
+    elif measure == "zero_concentrated_divergence":
+        output = dp.zero_concentrated_divergence()
+    else:
+        raise ValueError(
+            f"measure must be 'max_divergence' or 'zero_concentrated_divergence', got {measure!r}."
+        )
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+    measurement = dp.m.make_noisy_max(domain, dp.linf_distance(T=float), output, scale=scale)
+
+    def select(values: np.ndarray) -> int:
+        return int(measurement([float(v) for v in np.asarray(values, dtype=float).ravel()]))
+
+    return select, measurement.map
