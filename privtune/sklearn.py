@@ -42,11 +42,17 @@ from ._display import estimate_text
 from .batch import BatchOptimization, default_point
 from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
 from .privacy.budget import points, resolution_advice
-from .privacy.composition import SHAPES
+from .privacy.composition import SHAPES, laplace_composed_epsilon, per_report_epsilon
 from .privacy.curator import LaplaceCurator
 from .privacy.errors import check_budget_pair
 from .privacy.noise import check_seedable
-from .privacy.oneshot import DEFAULT_MECHANISM, OneShotPlan, choice_shortfall, one_shot_choice
+from .privacy.oneshot import (
+    DEFAULT_MECHANISM,
+    OneShotPlan,
+    choice_shortfall,
+    one_shot_choice,
+    pick_shortfall,
+)
 from .privacy.oneshot import MECHANISMS as ONE_SHOT
 from .privacy.release import CandidateReleases, ScoreRelease
 from .privacy.seeds import draw_seed, stream_seed
@@ -933,6 +939,8 @@ default="auto"
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
         f = self._fit
+        if self._private and f.engine.spec.curator == "laplace" and f.plan.metric is not None:
+            self._say_resolution()
         n_iter, q = int(self.n_iter), self._batch_size()
         seed = _int_seed(self.random_state)
         noise_seed = None  # the qff algorithms' own privacy noise: one per fit
@@ -982,6 +990,58 @@ default="auto"
             results[f"posterior_mean_test_{f.plan.metric}"] = np.clip(
                 posterior, *f.plan.optimized_range
             )
+
+    def _say_resolution(self) -> None:
+        """Before any score: warn once when the released scores cannot tell one point apart
+        (the pick taken as the best released score, :func:`~privtune.privacy.plan_budget`'s
+        shortfall rule), and (with ``verbose``) say what they resolve."""
+        f = self._fit
+        declared = f.plan.optimized_range
+        sensitivity, width = f.unit.sensitivity(declared), declared[1] - declared[0]
+        n, reports = int(self.n_iter), int(self.n_iter) * f.plan.n_reported_planned()
+        assert self.epsilon_ is not None
+        e0 = float(self.epsilon_)
+
+        def shortfall(e0: float, k: int) -> float:
+            return pick_shortfall(k, noise="laplace", scale=sensitivity / e0, max_lead=width)
+
+        if f.budget is None:
+            epsilon, name, epsilon_for, share = e0, "epsilon", None, None
+        else:
+            budget = f.budget
+            epsilon, name = budget.epsilon, "privacy_budget's epsilon"
+
+            def epsilon_for(factor: float) -> float:
+                return laplace_composed_epsilon(factor * e0, reports, budget.delta)
+
+            def share(k: int) -> float:  # each report's epsilon with k candidates
+                return per_report_epsilon(budget.epsilon, budget.delta, reports * k // n)
+
+        d = shortfall(e0, n)
+        if f.verbose > 0:
+            print(
+                f"[{type(self).__name__}] {n} released scores at epsilon={e0:.3g} "
+                f"each resolve {points(d / width)} points (hundredths of the score's range)",
+                flush=True,
+            )
+        advice = resolution_advice(
+            d,
+            n_val=f.unit.n_val,
+            epsilon=epsilon,
+            n_candidates=n,
+            width=width,
+            what="the best of the released scores",
+            shortfall_with=lambda k: shortfall(e0 if share is None else share(k), k),
+            epsilon_for=epsilon_for,
+            epsilon_name=name,
+        )
+        if advice is not None:
+            if f.unit.n_val is not None:
+                advice += (
+                    " Under the record unit, release='best' spends the budget on one choice "
+                    "instead (PrivateSelectionSearchCV's permute-and-flip)."
+                )
+            warnings.warn(advice, UserWarning, stacklevel=7)
 
     def _params_at(self, u: np.ndarray) -> dict:
         """The configuration at cube point ``u``; at the untuned estimator's point, its own
@@ -1476,14 +1536,19 @@ default="permute-and-flip"
                 flush=True,
             )
         advice = resolution_advice(
-            lambda e, k: choice_shortfall(
-                k, epsilon=e, sensitivity=sensitivity, mechanism=plan.mechanism, max_lead=width
-            ),
+            plan.shortfall(sensitivity, width),
             n_val=f.unit.n_val,
-            epsilon=plan.epsilon_choice,
+            epsilon=plan.epsilon,
             n_candidates=plan.n_choices,
             width=width,
             what=f"the {plan.mechanism} choice",
+            shortfall_with=lambda k: choice_shortfall(
+                k,
+                epsilon=plan.epsilon_choice,
+                sensitivity=sensitivity,
+                mechanism=plan.mechanism,
+                max_lead=width,
+            ),
         )
         if advice is not None:
             warnings.warn(advice, UserWarning, stacklevel=7)

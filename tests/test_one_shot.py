@@ -191,20 +191,24 @@ def test_a_budget_that_cannot_resolve_a_point_says_what_would():
     def shortfall(e, k):
         return choice_shortfall(k, epsilon=e, sensitivity=1 / 360, max_lead=1.0)
 
-    assert (
-        resolution_advice(
-            shortfall, n_val=360, epsilon=1.0, n_candidates=31, width=1.0, what="the choice"
+    def advice(e):
+        return resolution_advice(
+            shortfall(e, 31),
+            n_val=360,
+            epsilon=e,
+            n_candidates=31,
+            width=1.0,
+            what="the choice",
+            shortfall_with=lambda k: shortfall(e, k),
         )
-        is None
-    )
-    advice = resolution_advice(
-        shortfall, n_val=360, epsilon=0.3, n_candidates=31, width=1.0, what="the choice"
-    )
-    assert advice is not None and "n_val=360, epsilon=0.3 and 31 candidates" in advice
-    # each way out is enough on its own
-    needed_n = int(advice.split("about ")[1].split(" validation")[0])
+
+    assert advice(1.0) is None
+    text = advice(0.3)
+    assert text is not None and "n_val=360, epsilon=0.3 and 31 candidates" in text
+    # each way out is enough on its own (the shortfall scales as 1 / (n_val epsilon))
+    needed_n = int(text.split("about ")[1].split(" validation")[0])
     assert choice_shortfall(31, epsilon=0.3, sensitivity=1 / needed_n, max_lead=1.0) <= 0.01
-    needed_eps = float(advice.split("epsilon >= ")[1].split(",")[0])
+    needed_eps = float(text.split("epsilon of about ")[1].split(",")[0])
     assert shortfall(needed_eps * 1.001, 31) <= 0.01 < shortfall(needed_eps * 0.99, 31)
-    fewer = int(advice.split("at most ")[1].split(" candidates")[0])
+    fewer = int(text.split("at most ")[1].split(" candidates")[0])
     assert shortfall(0.3, fewer) <= 0.01 < shortfall(0.3, fewer + 1)

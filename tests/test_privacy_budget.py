@@ -27,6 +27,7 @@ from privtune.privacy import (
     LaplaceCurator,
     PrivacyBudget,
     PrivacyError,
+    laplace_composed_epsilon,
     per_report_epsilon,
 )
 
@@ -340,3 +341,13 @@ def test_a_fitted_budget_search_keeps_no_meter_and_refits_with_a_fresh_one():
     assert not any(k in vars(s) for k in ("_meter", "_budget", "_curators", "_ledger"))
     s.fit(X, y)  # a second fit is a second run: its own count (and its own spending)
     assert s.privacy_report_["released_reports"] == 6
+
+
+@pytest.mark.parametrize("n_reports", [3, 6])
+def test_a_large_budget_over_few_reports_takes_the_even_split(n_reports):
+    # At a total of 1000 over a few reports the PLD bound is no better than basic composition,
+    # and n * (epsilon / n) rounds a hair above epsilon: the even split is the answer (it used
+    # to end in a bracketing error).
+    eps0 = per_report_epsilon(1000.0, 1e-6, n_reports)
+    assert eps0 == pytest.approx(1000.0 / n_reports)
+    assert laplace_composed_epsilon(eps0, n_reports, 1e-6) <= 1000.0 * (1 + 1e-12)

@@ -484,3 +484,35 @@ def test_an_optuna_study_of_a_private_estimator_is_accounted_end_to_end():
     assert "each record of the data" in report["protects"]
     with pytest.raises(ValueError, match="estimator_epsilon"):
         RecordObjective(make, X, y, X, y, estimator_epsilon=-1.0)
+
+
+def test_a_search_that_cannot_resolve_a_point_warns_before_any_fit_and_says_what_would():
+    # 114 validation records, a total epsilon of 1 over 6 released scores: each score's noise
+    # hides differences of several points. The warning comes before any fit (an estimator that
+    # fails on fit would stop the search after it), and names three ways out.
+    X, y = load_breast_cancer(return_X_y=True)
+
+    class Refuses(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            raise RuntimeError("no fit")
+
+    with pytest.warns(UserWarning, match="can fall .* points .* below the best candidate") as w:
+        with pytest.raises(RuntimeError):
+            PrivateBOSearchCV(
+                Refuses(),
+                {"C": (1e-3, 1e2, "log-uniform")},
+                release="scores",
+                privacy_unit="record",
+                privacy_budget=(1.0, 1e-6),
+                n_iter=6,
+                random_state=0,
+                error_score="raise",
+            ).fit(X, y)
+    [message] = [str(m.message) for m in w if "below the best candidate" in str(m.message)]
+    assert "validation records" in message and "privacy_budget's epsilon of about" in message
+    assert "release='best'" in message
+    # with a hundred times the budget the released scores resolve a point: no such warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _search(privacy_budget=(100.0, 1e-6), n_iter=3).fit(X, y)
+    assert not [w for w in caught if "below the best candidate" in str(w.message)]

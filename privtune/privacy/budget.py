@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from .._checks import check_float, check_int
 from . import oneshot
@@ -352,31 +351,44 @@ def points(fraction: float) -> str:
 
 
 def resolution_advice(
-    shortfall_of: Callable[[float, int], float],
+    shortfall: float,
     *,
     n_val: int | None,
     epsilon: float,
     n_candidates: int,
     width: float,
     what: str,
+    shortfall_with: Callable[[int], float],
+    epsilon_for: Callable[[float], float] | None = None,
     epsilon_name: str = "epsilon",
 ) -> str | None:
     """The warning of a search whose budget cannot resolve one point, or ``None``.
 
+    Every mechanism's shortfall (:attr:`BudgetPlan.shortfall`) is its noise's scale times a
+    function of the number of candidates, and the scale is ``(hi - lo) / (n_val epsilon)``
+    with ``epsilon`` the mechanism's (the choice's, or each report's): so ``f`` times more
+    validation records, or a mechanism epsilon ``f`` times larger, divide the shortfall by
+    ``f`` (up to the cap at the range's width).
+
     Parameters
     ----------
-    shortfall_of : callable
-        ``shortfall_of(epsilon, n_candidates)`` at ``n_val`` validation records: the pick's
-        shortfall (:attr:`BudgetPlan.shortfall`), in score units. It scales as ``1 / n_val``
-        under the record unit (the sensitivity does).
+    shortfall : float
+        The pick's shortfall at this budget, in score units.
     n_val : int or None
         The validation records (``None``: the score unit).
     epsilon : float
+        The budget as the user gave it (named ``epsilon_name`` in the message).
     n_candidates : int
     width : float
         The width of ``value_range``; one point is :data:`ONE_POINT` of it.
     what : str
         The mechanism, in words, as the message names it.
+    shortfall_with : callable
+        ``shortfall_with(k)``: the shortfall with ``k`` candidates at the same budget
+        (increasing in ``k``).
+    epsilon_for : callable, optional
+        ``epsilon_for(f)``: the user's epsilon that makes the mechanism's ``f`` times larger
+        (default: ``f * epsilon``).
     epsilon_name : str
         How the message names ``epsilon`` (the user's parameter).
 
@@ -387,32 +399,26 @@ def resolution_advice(
         a larger epsilon, fewer candidates (or the record unit).
     """
     target = ONE_POINT * width
-    d = shortfall_of(epsilon, n_candidates)
-    if d <= target:
+    if shortfall <= target:
         return None
+    factor = shortfall / target
     where = f"n_val={n_val}, " if n_val is not None else "the score unit, "
     text = (
         f"At {where}{epsilon_name}={epsilon:g} and {n_candidates} candidates, {what} can "
-        f"fall {points(d / width)} points (hundredths of value_range) below the best "
+        f"fall {points(shortfall / width)} points (hundredths of value_range) below the best "
         "candidate in expectation: closer candidates are not told apart. One point would "
         "take "
     )
-    ways = []
     if n_val is not None:
-        ways.append(f"about {math.ceil(n_val * d / target)} validation records")
+        ways = [f"about {math.ceil(n_val * factor)} validation records"]
     else:
-        ways.append("privacy_unit='record' (noise n_val times smaller)")
-    high = epsilon
-    while shortfall_of(high, n_candidates) > target and high < 1e6 * epsilon:
-        high *= 2.0
-    if shortfall_of(high, n_candidates) <= target:
-        needed = optimize.brentq(
-            lambda e: shortfall_of(e, n_candidates) - target, epsilon, high, xtol=1e-4 * epsilon
-        )
-        ways.append(f"{epsilon_name} >= {needed:.3g}")
-    fewer = next(
-        (k for k in range(n_candidates - 1, 1, -1) if shortfall_of(epsilon, k) <= target), None
-    )
-    if fewer is not None:
-        ways.append(f"at most {fewer} candidates")
+        ways = ["privacy_unit='record' (noise n_val times smaller)"]
+    needed = factor * epsilon if epsilon_for is None else epsilon_for(factor)
+    ways.append(f"{epsilon_name} of about {needed:.3g}")
+    lo, hi = 1, n_candidates  # the largest k with shortfall_with(k) <= target, by bisection
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if shortfall_with(mid) <= target else (lo, mid)
+    if lo >= 2:
+        ways.append(f"at most {lo} candidates")
     return text + ", or ".join(ways) + "."

@@ -144,6 +144,8 @@ def per_report_epsilon(epsilon: float, delta: float, n_reports: int) -> float:
     # bracket upwards from the even split, where the evaluations are cheap (a report of
     # epsilon0 near the total makes a slow PLD)
     lo = math.log(even)
+    if excess(lo) >= 0.0:  # basic composition is the best bound here (a large epsilon)
+        return even
     hi = min(lo + math.log(2.0), math.log(epsilon))
     while excess(hi) <= 0.0:
         if hi >= math.log(epsilon):  # a delta so large that any report fits: capped
