@@ -108,7 +108,7 @@ MODES = ["pf-proposed", "pf-random", "em-proposed", "em-random", "ras-random"]
 #: Measured variants: the untuned estimator given a head start of ``h s ln k`` (``s`` the noise
 #: scale, ``k`` the number of candidates), a data-independent shift that keeps the choice
 #: epsilon-DP.
-VARIANTS = ["pf-proposed-h0.5", "pf-proposed-h1", "pf-random-h0.5", "pf-random-h1"]
+VARIANTS = [f"pf-{c}-h{h}" for c in ("proposed", "random") for h in ("0.5", "1", "1.5", "2")]
 EXACT = ["exact-random", "exact-proposed"]
 #: The mode the library's default record-unit search is (the one that measured best).
 DEFAULT = "pf-proposed"

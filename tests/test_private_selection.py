@@ -345,7 +345,7 @@ def test_the_searchs_choice_is_the_one_shot_law_on_the_candidates_scores():
     from sklearn.base import clone
 
     from privtune import PrivateSelectionSearchCV
-    from privtune.privacy.oneshot import one_shot_choice
+    from privtune.privacy.oneshot import one_shot_choice, untuned_head_start
     from privtune.records import holdout_split, record_metric
     from privtune.space import as_space
 
@@ -375,8 +375,13 @@ def test_the_searchs_choice_is_the_one_shot_law_on_the_candidates_scores():
             )
             for c in candidates
         ]
+        head = untuned_head_start(6, epsilon=0.05, sensitivity=1 / len(val))
         choice = one_shot_choice(
-            scores, epsilon=0.05, sensitivity=1 / len(val), noise_seed=noise_seed
+            scores,
+            epsilon=0.05,
+            sensitivity=1 / len(val),
+            noise_seed=noise_seed,
+            head_start=[head, 0, 0, 0, 0, 0],
         )
         assert s.best_params_ == candidates[choice.index]
 

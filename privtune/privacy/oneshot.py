@@ -69,6 +69,7 @@ from .seeds import report_generator
 __all__ = [
     "DEFAULT_MECHANISM",
     "MECHANISMS",
+    "UNTUNED_HEAD_START",
     "OneShotChoice",
     "check_mechanism",
     "choice_shortfall",
@@ -76,6 +77,7 @@ __all__ = [
     "one_shot_choice",
     "pick_probability",
     "pick_shortfall",
+    "untuned_head_start",
 ]
 
 #: The one-shot mechanisms.
@@ -146,6 +148,7 @@ def one_shot_choice(
     mechanism: str = DEFAULT_MECHANISM,
     maximize: bool = True,
     noise_seed: int | None = None,
+    head_start: Sequence[float] | np.ndarray | None = None,
 ) -> OneShotChoice:
     """Choose one of ``scores`` privately, at a cost of ``epsilon`` whatever their number.
 
@@ -163,6 +166,11 @@ def one_shot_choice(
     maximize : bool, default=True
     noise_seed : int, optional
         For reproducible experiments only (numpy's generator; OpenDP's cannot be seeded).
+    head_start : sequence of float, optional
+        A shift added to each candidate's score (toward the better end) before the choice,
+        fixed before the data are read: it leaves the sensitivity, and so the guarantee, as
+        it is (for the exponential mechanism, a base measure ``exp(head_start / s)``). The
+        searches give the untuned estimator :func:`untuned_head_start`.
 
     Returns
     -------
@@ -182,6 +190,14 @@ def one_shot_choice(
         )
     if not maximize:
         q = -q
+    if head_start is not None:
+        shift = np.asarray(head_start, dtype=float).ravel()
+        if shift.shape != q.shape or not np.all(np.isfinite(shift)):
+            raise ValueError(
+                f"head_start must hold one finite shift per candidate ({q.size}), got "
+                f"{shift.size} values."
+            )
+        q = q + shift
     seeded = check_seed("noise_seed", noise_seed) is not None
     sampler = resolve(get_noise_sampler(), seeded)
     if sampler == "opendp":
@@ -213,6 +229,43 @@ def _opendp_choice(
     raise RuntimeError(  # pragma: no cover - OpenDP's map is exact up to rounding
         f"OpenDP's privacy map of the {mechanism} choice exceeds epsilon={epsilon:g}."
     )
+
+
+#: The untuned estimator's head start in a search's one-shot choice, in units of the noise's
+#: scale times ``ln k``: measured in the privacy-units benchmark (the smallest that kept every
+#: private pick above the untuned estimator beyond noise on the data sets defaults are chosen
+#: on); 0 makes it a candidate like the others.
+UNTUNED_HEAD_START = 1.5
+
+
+def untuned_head_start(
+    n_candidates: int, *, epsilon: float, sensitivity: float, h: float = UNTUNED_HEAD_START
+) -> float:
+    """The untuned estimator's head start among ``n_candidates`` (itself included):
+    ``h s ln k`` with ``s = 2 Delta / epsilon`` the noise's scale.
+
+    For the exponential mechanism it is a base measure that gives the untuned estimator
+    ``k^h`` times each other candidate's weight (``h = 1``: about as much as all of them together);
+    for permute-and-flip the same shift. It is fixed before the data are read, so the
+    guarantee is unchanged, and it shrinks as ``n_val epsilon`` grows: 2.0 accuracy points
+    for 31 candidates at epsilon 1 and 500 validation records, 0.2 at 5,000.
+
+    Parameters
+    ----------
+    n_candidates : int
+    epsilon : float
+    sensitivity : float
+    h : float, default=UNTUNED_HEAD_START
+        ``>= 0``.
+
+    Returns
+    -------
+    float
+        In score units.
+    """
+    k = check_int("n_candidates", n_candidates)
+    h = check_float("h", h, low=0.0, closed_low=True)
+    return h * noise_scale(epsilon, sensitivity) * math.log(k)
 
 
 def pick_probability(
@@ -362,6 +415,8 @@ class OneShotPlan:
         The candidates drawn from the space (the untuned estimator aside).
     baseline : bool
         Whether the untuned estimator is candidate 0.
+    head_start : float
+        The untuned estimator's head start ``h`` (:func:`untuned_head_start`).
     """
 
     mechanism: str
@@ -369,6 +424,7 @@ class OneShotPlan:
     epsilon_score: float
     n_candidates: int
     baseline: bool = True
+    head_start: float = UNTUNED_HEAD_START
 
     @classmethod
     def from_args(
@@ -380,6 +436,7 @@ class OneShotPlan:
         n_candidates: int,
         *,
         baseline: bool = True,
+        head_start: float = UNTUNED_HEAD_START,
     ) -> OneShotPlan:
         """The plan of a total ``epsilon`` or ``privacy_budget=(epsilon, delta)`` (the choice
         is pure epsilon-DP: delta is not needed), of which ``score_share`` goes to publishing
@@ -405,6 +462,7 @@ class OneShotPlan:
             total * share,
             check_int("n_iter", n_candidates),
             bool(baseline),
+            check_float("untuned_head_start", head_start, low=0.0, closed_low=True),
         )
 
     @property
@@ -416,6 +474,19 @@ class OneShotPlan:
     def n_choices(self) -> int:
         """How many candidates the choice is among (the untuned estimator included)."""
         return self.n_candidates + int(self.baseline)
+
+    def shifts(self, sensitivity: float) -> np.ndarray:
+        """Each candidate's head start: the untuned estimator's (candidate 0, when it is one)
+        and 0 for the others."""
+        shift = np.zeros(self.n_choices)
+        if self.baseline:
+            shift[0] = untuned_head_start(
+                self.n_choices,
+                epsilon=self.epsilon_choice,
+                sensitivity=sensitivity,
+                h=self.head_start,
+            )
+        return shift
 
     def shortfall(self, sensitivity: float, width: float = math.inf) -> float:
         """:func:`choice_shortfall` of this plan at ``sensitivity`` (scores of range
@@ -440,6 +511,7 @@ class OneShotPlan:
             "epsilon": self.epsilon,
             "delta": 0.0,
             "accountant": "pure epsilon-DP (the choice's and the score's epsilons add)",
+            "untuned_head_start": self.head_start,
             "sampler": sampler,
             "privacy_unit": unit.kind,
         }
