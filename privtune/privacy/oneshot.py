@@ -245,8 +245,8 @@ def untuned_head_start(
     ``h s ln k`` with ``s = 2 Delta / epsilon`` the noise's scale.
 
     For the exponential mechanism it is a base measure that gives the untuned estimator
-    ``k^h`` times each other candidate's weight (``h = 1``: about as much as all of them together);
-    for permute-and-flip the same shift. It is fixed before the data are read, so the
+    ``k^h`` times each other candidate's weight (``h = 1``: about as much as all of them
+    together); for permute-and-flip the same shift. It is fixed before the data are read, so the
     guarantee is unchanged, and it shrinks as ``n_val epsilon`` grows: 2.0 accuracy points
     for 31 candidates at epsilon 1 and 500 validation records, 0.2 at 5,000.
 
