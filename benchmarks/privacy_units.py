@@ -37,9 +37,12 @@ that the searches sample these laws):
   estimator and the same candidates (no privacy): exact tuning over the same candidates;
 - ``pf-random`` / ``em-random``: the one-shot choice (permute-and-flip, the exponential
   mechanism) among the untuned estimator and the ``N_ITER`` random candidates, at the whole
-  epsilon: ``PrivateSelectionSearchCV``'s one-shot mechanisms;
+  epsilon, the untuned estimator a candidate like the others (``PrivateSelectionSearchCV``);
 - ``pf-proposed`` / ``em-proposed``: the same choice among the untuned estimator and the
-  proposed candidates;
+  proposed candidates (``pf-proposed``: ``PrivateBOSearchCV``'s default under the record
+  unit);
+- variants ``-h<h>``: the untuned estimator given a head start of ``h s ln k`` (``s`` the
+  noise's scale, ``k`` the number of candidates; ``untuned_head_start``);
 - ``ras-random``: repeat-and-select (``PrivateSelectionSearchCV(mechanism=
   "repeat-and-select")``): ``K`` of the pool's candidates, ``K`` geometric of mean ``N_ITER``
   (capped at ``POOL``), each score and the untuned estimator's released with Laplace noise at
@@ -87,7 +90,7 @@ from benchmarks.datasets import load_dataset
 from privtune import PrivateBOSearchCV
 from privtune.acquisition import baseline_level
 from privtune.privacy.composition import RepeatDistribution, selection_per_candidate_epsilon
-from privtune.privacy.oneshot import noise_scale
+from privtune.privacy.oneshot import choice_shortfall, noise_scale
 from privtune.privacy.selection import laplace_difference_quantile
 from privtune.sklearn import propose_candidates
 from privtune.space import Categorical, Integer, Real, as_space
@@ -104,19 +107,21 @@ N_ITER = 30
 POOL = 60
 DELTA = 1e-6
 DRAWS = 4000
+#: The modes (``-h<h>``: the untuned estimator's head start ``h s ln k``, ``s`` the noise's
+#: scale and ``k`` the number of candidates, a shift fixed before the data are read):
+#: the library's defaults, the textbook one-shot choices (no head start) and repeat-and-select.
 MODES = ["pf-proposed", "pf-random", "em-proposed", "em-random", "ras-random"]
-#: Measured variants: the untuned estimator given a head start of ``h s ln k`` (``s`` the noise
-#: scale, ``k`` the number of candidates), a data-independent shift that keeps the choice
-#: epsilon-DP.
+#: Measured variants: the untuned estimator's head start.
 VARIANTS = [f"pf-{c}-h{h}" for c in ("proposed", "random") for h in ("0.5", "1", "1.5", "2")]
 EXACT = ["exact-random", "exact-proposed"]
-#: The mode the library's default record-unit search is (the one that measured best).
+#: ``PrivateBOSearchCV``'s default under the record unit, and ``PrivateSelectionSearchCV``'s.
 DEFAULT = "pf-proposed"
+SELECTION = "pf-random"
 _LABELS = {
     "exact-random": "exact tuning, random candidates",
     "exact-proposed": "exact tuning, proposed candidates",
-    "pf-proposed": "permute-and-flip, proposed (BO on training records)",
-    "pf-random": "permute-and-flip, random",
+    DEFAULT: "default: proposed on training records, permute-and-flip",
+    SELECTION: "permute-and-flip, random candidates",
     "em-proposed": "exponential mechanism, proposed",
     "em-random": "exponential mechanism, random",
     "ras-random": "repeat-and-select, random",
@@ -377,8 +382,14 @@ def _beyond_noise(diffs: np.ndarray) -> int:
 
 def summarize(args: argparse.Namespace) -> harness.Report:
     """The report of the saved runs (``privacy_units.json``, ``.md`` and ``.png``)."""
-    runs = harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
-    runs = [r for r in runs if "random" in r]
+    runs = [
+        r
+        for r in harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+        if "random" in r
+        and r["model"] in args.models
+        and r["dataset"] in args.datasets
+        and r["seed"] in args.seeds
+    ]
     per_task: dict = {}
     for r in runs:
         for cell in _cells(r, args.epsilons, args.draws):
@@ -393,16 +404,23 @@ def summarize(args: argparse.Namespace) -> harness.Report:
             "n_val": n_val,
             "epsilon": eps,
             "n_seeds": len(cells),
+            # whether the choice among N_ITER + 1 candidates resolves one point (else the
+            # searches warn before spending)
+            "resolves_one_point": choice_shortfall(
+                args.n_iter + 1, epsilon=float(eps), sensitivity=1 / n_val, max_lead=1.0
+            )
+            <= 0.01,
         }
         for mode in EXACT + MODES + VARIANTS:
             gains = np.array([c[mode] for c in cells])
             row[mode] = float(np.mean(gains))
             row[f"{mode}_se"] = harness.standard_error(gains)
             row[f"{mode}_verdict"] = _beyond_noise(gains)
-        # the default against the one-shot choice over random candidates, paired by seed
-        diff = np.array([c[DEFAULT] - c["pf-random"] for c in cells])
-        row["default_minus_pf_random"] = float(np.mean(diff))
-        row["default_minus_pf_random_verdict"] = _beyond_noise(diff)
+        # the default against the one-shot choices over random candidates, paired by seed
+        for other in (SELECTION, "em-random"):
+            diff = np.array([c[DEFAULT] - c[other] for c in cells])
+            row[f"default_minus_{other}"] = float(np.mean(diff))
+            row[f"default_minus_{other}_verdict"] = _beyond_noise(diff)
         tasks.append(row)
     result = {
         "benchmark": "privacy_units",
@@ -449,10 +467,7 @@ def _targets(tasks: list[dict]) -> dict:
     out: dict = {"default": DEFAULT}
     for eps in ("1", "0.3"):
         for held, name in ((False, "tuning"), (True, "held_out")):
-            out[f"eps{eps}_{name}"] = {
-                m: _retained(tasks, m, eps, held)
-                for m in (DEFAULT, "pf-random", "em-random", "ras-random")
-            }
+            out[f"eps{eps}_{name}"] = {m: _retained(tasks, m, eps, held) for m in MODES}
     out["below_untuned_beyond_noise"] = [
         f"{m}: {t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
         f"({t[m]:+.2f} ± {t[f'{m}_se'] or 0:.2f})"
@@ -460,22 +475,31 @@ def _targets(tasks: list[dict]) -> dict:
         for m in MODES
         if t[f"{m}_verdict"] == -1
     ]
+    out["below_untuned_where_a_point_is_resolved"] = [
+        f"{m}: {t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']}"
+        for t in tasks
+        for m in MODES
+        if t[f"{m}_verdict"] == -1 and t["resolves_one_point"]
+    ]
+    out["cells_resolving_a_point"] = sum(t["resolves_one_point"] for t in tasks)
     out["variants"] = {
         m: {
             "below_untuned_beyond_noise": sum(t[f"{m}_verdict"] == -1 for t in tasks),
+            "worst_below": min((t[m] for t in tasks if t[f"{m}_verdict"] == -1), default=0.0),
             **{f"eps{eps}_tuning": _retained(tasks, m, eps, False) for eps in ("1", "0.3")},
         }
         for m in MODES + VARIANTS
     }
-    out["default_below_pf_random_beyond_noise"] = [
-        f"{t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
-        f"({t['default_minus_pf_random']:+.2f})"
-        for t in tasks
-        if t["default_minus_pf_random_verdict"] == -1
-    ]
-    out["default_above_pf_random_beyond_noise"] = sum(
-        t["default_minus_pf_random_verdict"] == 1 for t in tasks
-    )
+    for other in (SELECTION, "em-random"):
+        out[f"default_below_{other}_beyond_noise"] = [
+            f"{t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
+            f"({t[f'default_minus_{other}']:+.2f})"
+            for t in tasks
+            if t[f"default_minus_{other}_verdict"] == -1
+        ]
+        out[f"default_above_{other}_beyond_noise"] = sum(
+            t[f"default_minus_{other}_verdict"] == 1 for t in tasks
+        )
     out["cells"] = len(tasks)
     return out
 
@@ -538,6 +562,8 @@ def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
                 )
             ax.axhline(0.0, color="grey", linewidth=0.8)
             ax.set_xscale("log")
+            ax.set_xticks(ns, [str(n) for n in ns], fontsize=7)
+            ax.minorticks_off()
             ax.set_title(f"{label}, total ε = {eps}", fontsize=9)
             ax.set_xlabel("validation records n_val")
             if j == 0:

@@ -1273,15 +1273,16 @@ default="permute-and-flip"
         records (chosen in advance, or proposed from records the unit does not protect, as
         :class:`PrivateBOSearchCV` does with ``release="best"``); ``space`` still names the
         parameters of ``cv_results_``.
-    untuned_head_start : float, default=1.5
+    untuned_head_start : float, default=0.0
         One-shot only: the untuned estimator's head start ``h`` in the choice, in units of the
         noise's scale times ``ln k`` (:func:`privtune.privacy.oneshot.untuned_head_start`):
         for the exponential mechanism a prior weight ``k^h`` against each other candidate's
-        1, fixed before the data are read, so the guarantee is unchanged. It shrinks as
-        ``n_val epsilon`` grows (2.0 accuracy points for 31 candidates at epsilon 1 and 500
-        validation records, 0.2 at 5,000). 1.5 is the measured default (benchmarks page,
-        "Privacy units"): the smallest that kept every private pick from falling below the
-        untuned estimator beyond noise; 0 makes it a candidate like the others.
+        1, fixed before the data are read, so the guarantee is unchanged; it shrinks as
+        ``n_val epsilon`` grows. With 0 (the default) the untuned estimator is a candidate like
+        the others. Measured (benchmarks page, "Privacy units"): with 0 no pick fell below the
+        untuned estimator beyond noise wherever the budget resolves one point (the search
+        warns where it does not); ``h = 1.5`` kept every pick above it at every budget
+        measured, at the cost of part of the gain at small budgets.
     value_range : tuple of float, optional
         The range ``(lo, hi)`` of the optimized score (or, under the record unit, of each
         record's value), where the scoring's is not known.

@@ -345,7 +345,7 @@ def test_the_searchs_choice_is_the_one_shot_law_on_the_candidates_scores():
     from sklearn.base import clone
 
     from privtune import PrivateSelectionSearchCV
-    from privtune.privacy.oneshot import one_shot_choice, untuned_head_start
+    from privtune.privacy.oneshot import one_shot_choice
     from privtune.records import holdout_split, record_metric
     from privtune.space import as_space
 
@@ -375,13 +375,8 @@ def test_the_searchs_choice_is_the_one_shot_law_on_the_candidates_scores():
             )
             for c in candidates
         ]
-        head = untuned_head_start(6, epsilon=0.05, sensitivity=1 / len(val))
         choice = one_shot_choice(
-            scores,
-            epsilon=0.05,
-            sensitivity=1 / len(val),
-            noise_seed=noise_seed,
-            head_start=[head, 0, 0, 0, 0, 0],
+            scores, epsilon=0.05, sensitivity=1 / len(val), noise_seed=noise_seed
         )
         assert s.best_params_ == candidates[choice.index]
 
@@ -400,6 +395,34 @@ def _record_best(**kwargs):
         noise_random_state=0,
         **kwargs,
     )
+
+
+def test_the_untuned_head_start_enters_the_searchs_choice():
+    # with a head start of h s ln k the search's pick is the law's with that shift
+    from privtune import PrivateSelectionSearchCV
+    from privtune.privacy.oneshot import OneShotPlan
+
+    plan = OneShotPlan.from_args("permute-and-flip", 0.05, None, 0.0, 5, head_start=2.0)
+    shift = plan.shifts(1 / 114)
+    assert shift[0] == pytest.approx(2.0 * (2 / 114 / 0.05) * math.log(6))
+    assert list(shift[1:]) == [0.0] * 5
+    picks = []
+    for h in (0.0, 50.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = PrivateSelectionSearchCV(
+                LogisticRegression(max_iter=200),
+                {"C": (1e-3, 1e2, "log-uniform")},
+                epsilon=0.05,
+                privacy_unit="record",
+                n_iter=5,
+                random_state=0,
+                noise_random_state=1,
+                untuned_head_start=h,
+            ).fit(X, y)
+        picks.append(s.best_params_)
+        assert s.privacy_report_["untuned_head_start"] == h
+    assert picks[1] == {"C": 1.0}  # a head start of 50 scale-logs: the untuned estimator
 
 
 def test_candidates_proposed_on_the_training_records_ignore_the_validation_records():
