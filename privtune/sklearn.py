@@ -890,17 +890,9 @@ default="auto"
                 "the record unit does not protect them)",
                 flush=True,
             )
-        names = PrivateSelectionSearchCV._get_param_names()
-        own = {k: v for k, v in self.get_params(deep=False).items() if k in names}
-        own.update(cv=split, candidates=candidates, n_iter=max(len(candidates), 1))
-        search = PrivateSelectionSearchCV(**own)
-        _drop_fitted(self)
-        try:
-            search.fit(X, y, **params)
-        finally:
-            self.__dict__.update(
-                {k: v for k, v in vars(search).items() if k.endswith("_") and k[0] != "_"}
-            )
+        self._delegate(
+            X, y, params, cv=split, candidates=candidates, n_iter=max(len(candidates), 1)
+        )
         if hasattr(self, "privacy_report_"):
             self.privacy_report_["candidates"] = (
                 f"proposed by Bayesian optimization on the {len(train)} training records, "
@@ -917,9 +909,14 @@ default="auto"
                 f"algorithm={self.algorithm!r} does not apply: an adaptive algorithm learns "
                 "from every score, which must then be released (release='scores')."
             )
+        return self._delegate(X, y, params)
+
+    def _delegate(self, X, y, params: dict, **overrides: Any):
+        """Fit :class:`PrivateSelectionSearchCV` with the parameters both searches have (and
+        ``overrides``), and copy its fitted attributes here, whatever happens."""
         names = PrivateSelectionSearchCV._get_param_names()
         own = {k: v for k, v in self.get_params(deep=False).items() if k in names}
-        search = PrivateSelectionSearchCV(**own)
+        search = PrivateSelectionSearchCV(**{**own, **overrides})
         _drop_fitted(self)
         try:
             search.fit(X, y, **params)
