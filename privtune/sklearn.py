@@ -39,6 +39,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._display import estimate_text
+from ._sklearn_compat import evaluate, progress_bar, splitter_before_search
 from .batch import BatchOptimization, default_point
 from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
 from .privacy.budget import points, resolution_advice
@@ -151,6 +152,8 @@ class _PrivateSearchCV(BaseSearchCV):
             if self._fit.record is not None:
                 # scikit-learn's machinery scores the hold-out split with privtune's metric
                 self.scoring, self.cv = self._fit.metric, self._fit.record
+            # the splitter and n_splits_ known before the search, whatever scikit-learn's version
+            self.cv = splitter_before_search(self, X, y, params)
             # scikit-learn's own messages one level later; above 2 they print each fold's
             # (raw) score, so with privacy they stop at 2
             self.verbose = max(verbose - 1, 0)
@@ -320,9 +323,8 @@ class _PrivateSearchCV(BaseSearchCV):
 
         Other callbacks see the fitted models and data (ScoringMonitor logs raw scores).
         """
-        try:
-            from sklearn.callback import ProgressBar
-        except ImportError:  # pragma: no cover - scikit-learn without callbacks
+        accepted = progress_bar()
+        if accepted is None:  # scikit-learn without callbacks: none can be set
             return
         owners = [self, self.estimator, *self.estimator.get_params(deep=True).values()]
         for dim in self._fit.space.values():  # estimators among a categorical's choices
@@ -331,7 +333,7 @@ class _PrivateSearchCV(BaseSearchCV):
                     owners += [choice, *choice.get_params(deep=True).values()]
         for owner in owners:
             for callback in getattr(owner, "_skl_callbacks", None) or []:
-                if not isinstance(callback, ProgressBar):
+                if not isinstance(callback, accepted):
                     raise clean(
                         PrivacyError(
                             f"{type(callback).__name__} is set on {type(owner).__name__}; with "
@@ -428,7 +430,7 @@ class _PrivateSearchCV(BaseSearchCV):
                     # nested search's non-finite scores...) may quote scores: silenced, in the
                     # workers too (joblib passes the filters on).
                     warnings.simplefilter("ignore")
-                results = evaluate_candidates(candidates, callback_ctx=round_ctx)
+                results = evaluate(evaluate_candidates, candidates, round_ctx)
         except ValueError as exc:
             n_fits = len(candidates) * self.n_splits_
             if self.error_score == "raise" or not str(exc).startswith(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import pickle
 import re
@@ -15,7 +16,7 @@ from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, make_regression
 from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
@@ -28,6 +29,8 @@ X, Y = load_breast_cancer(return_X_y=True)
 X = StandardScaler().fit_transform(X)[::3]  # 190 samples: quick fits
 Y = Y[::3]
 SPACE = {"C": (1e-3, 1e2, "log-uniform")}
+#: scikit-learn 1.9 and later have callbacks; before, a search runs without them.
+CALLBACKS = importlib.util.find_spec("sklearn.callback") is not None
 
 
 def search(**kwargs) -> PrivateBOSearchCV:
@@ -119,6 +122,23 @@ def test_a_batch_keeps_n_jobs_workers_busy_and_spreads_out():
     # Pending points: the two candidates of a round differ.
     for i in range(0, 6, 2):
         assert params[i] != params[i + 1]
+
+
+def test_splits_given_as_a_generator_are_read_once_and_serve_every_round():
+    # scikit-learn reads an iterable of splits once; the rounds reuse them, on every version.
+    s = search(n_iter=4, batch_size=2, cv=KFold(3).split(X)).fit(X, Y)
+    assert s.n_splits_ == 3 and len(s.cv_results_["params"]) == 4
+    assert "split2_test_score" in s.cv_results_ and "split3_test_score" not in s.cv_results_
+    assert np.all(np.isfinite(s.cv_results_["mean_test_score"]))
+
+
+def test_a_splitter_that_changes_its_splits_between_rounds_is_warned_about():
+    with pytest.warns(UserWarning, match="cv yields different splits at each call"):
+        search(n_iter=2, cv=KFold(3, shuffle=True)).fit(X, Y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search(n_iter=2, cv=KFold(3, shuffle=True, random_state=0)).fit(X, Y)
+    assert not [w for w in caught if "different splits" in str(w.message)]
 
 
 def test_clone_pickle_and_params():
@@ -281,8 +301,10 @@ def test_only_the_refit_metric_is_reported_unless_asked():
     assert s.privacy_report_["composed_epsilon_basic"] == pytest.approx(16.0)
 
 
+@pytest.mark.skipif(not CALLBACKS, reason="scikit-learn before 1.9 has no callbacks to refuse")
 def test_progress_bar_callback_and_other_callbacks_refused_with_privacy():
-    callback = pytest.importorskip("sklearn.callback")
+    from sklearn import callback
+
     s = search(n_iter=3, epsilon=1.0).set_callbacks(callback.ProgressBar())
     s.fit(X, Y)
     assert len(s.cv_results_["params"]) == 3

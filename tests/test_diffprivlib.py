@@ -1,0 +1,105 @@
+"""A differentially private model of IBM's diffprivlib, tuned end to end under the record unit.
+
+diffprivlib's models are differentially private per fit (``epsilon``) once the bounds of the
+data are given; privtune composes their fits for the training records and its one private
+choice for the validation records (``estimator_epsilon``). diffprivlib does not import with
+scikit-learn 1.8 or later: there these tests skip (``pip install -e ".[diffprivlib]"``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from dp_accounting.pld import accountant as pld_accountant
+from dp_accounting.pld import common as pld_common
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import train_test_split
+
+from privtune import PrivateBOSearchCV
+
+pytest.importorskip(
+    "diffprivlib",
+    reason="diffprivlib cannot be imported: it is not installed, or scikit-learn is 1.8 or "
+    'later, which it does not support (pip install -e ".[diffprivlib]")',
+    exc_type=ImportError,
+)
+from diffprivlib.models import LogisticRegression
+from diffprivlib.utils import PrivacyLeakWarning
+
+EPS_FIT = 0.5  # each fit of the model
+EPS_CHOICE = 1.0  # the private choice among the candidates
+N_ITER = 6  # candidates drawn from the space, besides the untuned model
+DATA_NORM = 5.0  # each row is clipped to this norm; fixed before the data is read
+
+X, y = make_classification(
+    2000, 5, n_informative=3, n_redundant=0, class_sep=2.0, random_state=0
+)  # rows of norm 3.9 (median) to 5.4 (95th percentile)
+X_tune, X_test, y_tune, y_test = train_test_split(X, y, test_size=500, random_state=0)
+MODEL = LogisticRegression(epsilon=EPS_FIT, data_norm=DATA_NORM, random_state=0)
+SPACE = {"C": (1e-4, 10.0, "log-uniform")}
+
+
+def _search(refit: bool = True) -> PrivateBOSearchCV:
+    return PrivateBOSearchCV(
+        MODEL,
+        SPACE,
+        privacy_unit="record",
+        privacy_budget=(EPS_CHOICE, 1e-6),
+        estimator_epsilon=EPS_FIT,
+        n_iter=N_ITER,
+        refit=refit,
+        random_state=0,
+        noise_random_state=0,
+    )
+
+
+def _leaks(fit) -> list[warnings.WarningMessage]:
+    """The PrivacyLeakWarnings that ``fit()`` raises."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit()
+    return [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_bounds_given_up_front_leak_nothing():
+    # Without data_norm diffprivlib computes it from the data and says the guarantee is broken;
+    # with it, neither the model nor the search (whose refit is not silenced) says so.
+    assert _leaks(lambda: LogisticRegression(epsilon=EPS_FIT).fit(X_tune, y_tune))
+    assert not _leaks(lambda: clone(MODEL).fit(X_tune, y_tune))
+    assert not _leaks(lambda: _search().fit(X_tune, y_tune))
+
+
+@pytest.mark.parametrize("refit", [True, False], ids=["refit", "no-refit"])
+def test_the_fits_and_the_choice_are_accounted_end_to_end(refit):
+    search = _search(refit).fit(X_tune, y_tune)
+    report = search.privacy_report_
+    # release="auto": one private choice among the untuned model and N_ITER drawn candidates
+    assert report["release"] == "best" and report["mechanism"] == "permute-and-flip"
+    assert report["baseline"] and report["n_candidates"] == N_ITER
+    assert report["epsilon"] == EPS_CHOICE and report["estimator_epsilon"] == EPS_FIT
+    # a training record: every candidate's fit and the refit, composed (the sum, or the optimal
+    # advanced composition at delta 1e-6 when smaller)
+    k = N_ITER + 1 + int(refit)
+    advanced = pld_accountant.advanced_composition(
+        pld_common.DifferentialPrivacyParameters(EPS_FIT, 0.0), k, 1e-6
+    )
+    total = report["end_to_end"]
+    assert total["training_epsilon"] == pytest.approx(min(k * EPS_FIT, advanced))
+    assert total["training_epsilon"] <= k * EPS_FIT + 1e-12
+    # a validation record: the choice, and the refit on all the data
+    assert total["validation_epsilon"] == pytest.approx(EPS_CHOICE + EPS_FIT * refit)
+    assert total["epsilon"] == max(total["training_epsilon"], total["validation_epsilon"])
+    assert report["protects"].startswith(
+        "each record of the data, training and validation (end to end)"
+    )
+    assert f"epsilon={total['epsilon']:g}" in report["protects"]
+    assert search.best_params_ == search.cv_results_["params"][search.best_index_]
+    if refit:
+        tuned = search.best_estimator_
+        assert isinstance(tuned, LogisticRegression) and tuned.epsilon == EPS_FIT
+        assert tuned.C == search.best_params_["C"]
+        assert search.score(X_test, y_test) > 0.7  # chance is 0.5
+    else:
+        assert not hasattr(search, "best_estimator_")
