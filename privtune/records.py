@@ -37,7 +37,14 @@ import numpy as np
 from .privacy.errors import check_budget_pair, check_epsilon, check_value_range
 from .privacy.units import PrivacyUnit
 
-__all__ = ["RECORD_METRICS", "RecordMetric", "RecordObjective", "holdout_split", "record_metric"]
+__all__ = [
+    "RECORD_METRICS",
+    "RecordMetric",
+    "RecordObjective",
+    "check_public_bounds",
+    "holdout_split",
+    "record_metric",
+]
 
 
 def _correct(estimator: Any, X: Any, y: Any) -> np.ndarray:
@@ -232,7 +239,9 @@ class RecordObjective:
         The estimator's own guarantee when it is differentially private itself: each fit is
         ``epsilon``-DP (or ``(epsilon, delta)``-DP) in the training records. The sampler's
         privacy report then covers the training records too, end to end (one fit per trial;
-        :func:`privtune.privacy.composition.end_to_end`). privtune cannot check the claim.
+        :func:`privtune.privacy.composition.end_to_end`). privtune cannot check the claim,
+        except that a diffprivlib model must not read its bounds from the data
+        (:func:`check_public_bounds`, before each fit).
 
     Attributes
     ----------
@@ -290,6 +299,8 @@ class RecordObjective:
 
     def __call__(self, trial: Any) -> float:
         estimator = self.make_estimator(trial)
+        if self.fit_guarantee is not None:
+            check_public_bounds(estimator)  # before the fit reads anything
         estimator.fit(self.X_train, self.y_train)
         return self.metric(estimator, self.X_val, self.y_val)
 
@@ -350,3 +361,58 @@ def holdout_split(
             "among the training ones, and at least one validation record."
         )
     return [(train, test)]
+
+
+#: The parameters of diffprivlib's models that, left ``None``, are read from the data at fit
+#: time, which breaks the model's guarantee (diffprivlib warns with a ``PrivacyLeakWarning``).
+DATA_DEPENDENT_PARAMETERS = ("bounds", "bounds_X", "bounds_y", "classes", "data_norm")
+
+
+def check_public_bounds(estimator: Any, tuned: Any = ()) -> None:
+    """Refuse, before any fit, a diffprivlib model that would read its bounds from the data.
+
+    ``estimator_epsilon`` states each fit's guarantee; a diffprivlib model keeps it only when
+    the range of the data (``bounds``, ``bounds_X``, ``bounds_y``, ``data_norm``) and the
+    classes are given before the data is read. Left ``None`` they are computed from the
+    training records, and diffprivlib warns that the guarantee is broken: the end-to-end claim
+    would be false, so the search fails closed instead. Checked on the estimator and every
+    estimator inside it (a pipeline's steps); parameters that the space tunes are the space's
+    to set. A centered diffprivlib ``PCA`` does not read ``bounds``.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator the search tunes.
+    tuned : iterable of str
+        The names of the parameters the space sets (``step__param`` for nested ones).
+
+    Raises
+    ------
+    ValueError
+        Naming the first such parameter and what to give instead.
+    """
+    tuned = set(tuned)
+    parts = [("", estimator)]
+    if hasattr(estimator, "get_params"):
+        parts += [
+            (f"{name}__", value)
+            for name, value in estimator.get_params(deep=True).items()
+            if hasattr(value, "get_params")
+        ]
+    for prefix, part in parts:
+        if not any(c.__module__.startswith("diffprivlib.") for c in type(part).__mro__):
+            continue  # neither a diffprivlib model nor a subclass of one
+        params = part.get_params(deep=False)
+        for name in DATA_DEPENDENT_PARAMETERS:
+            if name not in params or params[name] is not None or prefix + name in tuned:
+                continue
+            if name == "bounds" and params.get("centered", False):
+                continue
+            raise ValueError(
+                f"estimator_epsilon: {type(part).__name__}'s {prefix + name}=None would be read "
+                "from the training records at each fit, which breaks the estimator's own "
+                "guarantee (diffprivlib warns with a PrivacyLeakWarning), so no end-to-end "
+                f"guarantee can be stated. Give {prefix + name} before the data is read "
+                "(the range of each feature, the largest row norm or the list of classes, from "
+                "domain knowledge, not from the data)."
+            )

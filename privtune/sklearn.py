@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -61,7 +62,7 @@ from .privacy.seeds import draw_seed, stream_seed
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import UNITS, PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, release
-from .records import RecordMetric, holdout_split, record_metric
+from .records import RecordMetric, check_public_bounds, holdout_split, record_metric
 from .registry import REGISTRY, PrivacyModel
 from .scores import ScoringPlan, check_space_params, known_score_range
 from .space import Space, as_space
@@ -247,6 +248,7 @@ class _PrivateSearchCV(BaseSearchCV):
                     "validation records' guarantee to the training records."
                 )
             self._fit_guarantee()  # checked before any fit
+            check_public_bounds(self.estimator, space.names)
         if self._private and self.privacy_unit == "record":
             spec = REGISTRY.get(getattr(self, "algorithm", self._algorithm))
             if spec is not None and spec.curator != "laplace":
@@ -428,8 +430,13 @@ class _PrivateSearchCV(BaseSearchCV):
                 if self._private:
                     # Warnings of the fits and scorers (scikit-learn's "Scoring failed", a
                     # nested search's non-finite scores...) may quote scores: silenced, in the
-                    # workers too (joblib passes the filters on).
+                    # workers too (joblib passes the filters on). diffprivlib's
+                    # PrivacyLeakWarning is let through: a fixed text saying that a bound is
+                    # read from the data, raised whatever the data and the scores.
                     warnings.simplefilter("ignore")
+                    leak = getattr(sys.modules.get("diffprivlib.utils"), "PrivacyLeakWarning", None)
+                    if leak is not None:
+                        warnings.filterwarnings("default", category=leak)
                 results = evaluate(evaluate_candidates, candidates, round_ctx)
         except ValueError as exc:
             n_fits = len(candidates) * self.n_splits_
@@ -1491,12 +1498,10 @@ default="permute-and-flip"
         sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
         for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
             batch = candidates[r * q : (r + 1) * q]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the fits' warnings may quote scores
-                if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
-                    # no row in scikit-learn's results: a failed candidate counts as the
-                    # worst end of the range, like any failed fit
-                    f.offered += [(params, None, math.nan) for params in batch]
+            if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
+                # no row in scikit-learn's results: a failed candidate counts as the worst end
+                # of the range, like any failed fit
+                f.offered += [(params, None, math.nan) for params in batch]
             if f.verbose > 0:
                 print(
                     f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "

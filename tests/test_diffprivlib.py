@@ -16,8 +16,9 @@ from dp_accounting.pld import common as pld_common
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
 
-from privtune import PrivateBOSearchCV
+from privtune import PrivateBOSearchCV, RecordObjective
 
 pytest.importorskip(
     "diffprivlib",
@@ -25,7 +26,7 @@ pytest.importorskip(
     'later, which it does not support (pip install -e ".[diffprivlib]")',
     exc_type=ImportError,
 )
-from diffprivlib.models import LogisticRegression
+from diffprivlib.models import LogisticRegression, StandardScaler
 from diffprivlib.utils import PrivacyLeakWarning
 
 EPS_FIT = 0.5  # each fit of the model
@@ -71,6 +72,60 @@ def test_bounds_given_up_front_leak_nothing():
     assert not _leaks(lambda: _search().fit(X_tune, y_tune))
 
 
+def test_bounds_read_from_the_data_refuse_an_end_to_end_claim_before_any_fit():
+    # data_norm=None: each fit would read it from the training records, so estimator_epsilon
+    # would claim a guarantee the fits do not keep. Refused before the data is read.
+    fits = []
+
+    class Counted(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            fits.append(1)
+            return super().fit(X, y, sample_weight)
+
+    search = _search()
+    search.set_params(estimator=Counted(epsilon=EPS_FIT, random_state=0))
+    with pytest.raises(ValueError, match=r"estimator_epsilon: Counted's data_norm=None"):
+        search.fit(X_tune, y_tune)
+    assert not fits
+    # inside a pipeline the step's parameter is named
+    pipe = make_pipeline(StandardScaler(epsilon=0.1), clone(MODEL))
+    search = PrivateBOSearchCV(
+        pipe,
+        {"logisticregression__C": (1e-4, 10.0, "log-uniform")},
+        privacy_unit="record",
+        privacy_budget=(EPS_CHOICE, 1e-6),
+        estimator_epsilon=EPS_FIT + 0.1,
+        n_iter=2,
+    )
+    with pytest.raises(ValueError, match=r"standardscaler__bounds=None"):
+        search.fit(X_tune, y_tune)
+
+
+def test_a_record_objective_refuses_bounds_read_from_the_data_before_the_fit():
+    objective = RecordObjective(
+        lambda trial: LogisticRegression(epsilon=EPS_FIT),
+        X_tune,
+        y_tune,
+        X_test,
+        y_test,
+        estimator_epsilon=EPS_FIT,
+    )
+    with pytest.raises(ValueError, match=r"LogisticRegression's data_norm=None"):
+        objective(None)  # the trial is not read by this make_estimator
+    # declared, the same model is scored
+    objective.make_estimator = lambda trial: clone(MODEL)
+    assert 0.0 <= objective(None) <= 1.0
+
+
+def test_privacy_leak_warnings_reach_the_user_under_privacy():
+    # Without estimator_epsilon the training records are not protected and the search runs;
+    # the fits' other warnings are silenced (they may quote scores), diffprivlib's fixed text
+    # about a bound read from the data is not.
+    search = _search()
+    search.set_params(estimator=LogisticRegression(epsilon=EPS_FIT), estimator_epsilon=None)
+    assert _leaks(lambda: search.fit(X_tune, y_tune))
+
+
 @pytest.mark.parametrize("refit", [True, False], ids=["refit", "no-refit"])
 def test_the_fits_and_the_choice_are_accounted_end_to_end(refit):
     search = _search(refit).fit(X_tune, y_tune)
@@ -103,3 +158,18 @@ def test_the_fits_and_the_choice_are_accounted_end_to_end(refit):
         assert search.score(X_test, y_test) > 0.7  # chance is 0.5
     else:
         assert not hasattr(search, "best_estimator_")
+
+
+def test_the_end_to_end_benchmark_compares_with_both_untuned_models(tmp_path):
+    from benchmarks import diffprivlib_models
+
+    result = diffprivlib_models.main(["--quick", "--out", str(tmp_path)])
+    (row,) = result["tasks"]
+    assert row["n_seeds"] == 2 and 0 <= row["tuned"] <= 1
+    for key in ("untuned", "untuned_whole"):
+        assert row[f"gain_over_{key}"] == pytest.approx(100 * (row["tuned"] - row[key]))
+    # a training record: 3 fits and the refit; a validation record: the choice and the refit
+    fit, choice = diffprivlib_models.EPS_FIT, diffprivlib_models.EPS_CHOICE
+    assert row["end_to_end_epsilon"] == pytest.approx(max(4 * fit, choice + fit))
+    assert row["protects"].startswith("each record of the data, training and validation")
+    assert (tmp_path / "quick" / "diffprivlib_models.png").stat().st_size > 0
