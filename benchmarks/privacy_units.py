@@ -43,6 +43,12 @@ that the searches sample these laws):
   unit);
 - variants ``-h<h>``: the untuned estimator given a head start of ``h s ln k`` (``s`` the
   noise's scale, ``k`` the number of candidates; ``untuned_head_start``);
+- ``laplace-random``: every score released: the untuned estimator's and the ``N_ITER``
+  random candidates' accuracies each published with Laplace noise at the per-report epsilon
+  the total budget affords over ``N_ITER + 1`` reports (dp-accounting's PLD accountant, delta
+  1e-6), the best published score picked: a search that publishes each score, as
+  ``PrivateBOSearchCV(release="scores")`` does, over random candidates (adaptivity may choose
+  better candidates, but not less noise on their scores);
 - ``ras-random``: repeat-and-select (``PrivateSelectionSearchCV(mechanism=
   "repeat-and-select")``): ``K`` of the pool's candidates, ``K`` geometric of mean ``N_ITER``
   (capped at ``POOL``), each score and the untuned estimator's released with Laplace noise at
@@ -89,7 +95,11 @@ from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from privtune import PrivateBOSearchCV
 from privtune.acquisition import baseline_level
-from privtune.privacy.composition import RepeatDistribution, selection_per_candidate_epsilon
+from privtune.privacy.composition import (
+    RepeatDistribution,
+    per_report_epsilon,
+    selection_per_candidate_epsilon,
+)
 from privtune.privacy.oneshot import choice_shortfall, noise_scale
 from privtune.privacy.selection import laplace_difference_quantile
 from privtune.sklearn import propose_candidates
@@ -110,10 +120,16 @@ DRAWS = 4000
 #: The modes (``-h<h>``: the untuned estimator's head start ``h s ln k``, ``s`` the noise's
 #: scale and ``k`` the number of candidates, a shift fixed before the data are read):
 #: the library's defaults, the textbook one-shot choices (no head start) and repeat-and-select.
-MODES = ["pf-proposed", "pf-random", "em-proposed", "em-random", "ras-random"]
+MODES = ["pf-proposed", "pf-random", "em-proposed", "em-random", "laplace-random", "ras-random"]
 #: Measured variants: the untuned estimator's head start.
 VARIANTS = [f"pf-{c}-h{h}" for c in ("proposed", "random") for h in ("0.5", "1", "1.5", "2")]
 EXACT = ["exact-random", "exact-proposed"]
+#: ``PrivateBOSearchCV(release="scores")`` run for real (``run --scores``; a subset of cells).
+SEARCHED = "bo-scores"
+#: The plot's lowest gain, in points (lower values run off the panel).
+FLOOR = -2.5
+#: Every mode reported (the run searches where they were run).
+REPORTED = [*MODES, SEARCHED]
 #: ``PrivateBOSearchCV``'s default under the record unit, and ``PrivateSelectionSearchCV``'s.
 DEFAULT = "pf-proposed"
 SELECTION = "pf-random"
@@ -124,7 +140,9 @@ _LABELS = {
     SELECTION: "permute-and-flip, random candidates",
     "em-proposed": "exponential mechanism, proposed",
     "em-random": "exponential mechanism, random",
+    "laplace-random": "every score released (Laplace), random (cut at the panel's floor)",
     "ras-random": "repeat-and-select, random",
+    SEARCHED: "Bayesian search releasing every score (run)",
 }
 
 SPACES = {
@@ -261,30 +279,81 @@ def run_one(
     }
 
 
+def run_scores(
+    model: str, dataset: str, seed: int, n_train: int, n_vals: list, epsilons: list, n_iter: int
+) -> dict:
+    """``PrivateBOSearchCV(release="scores")`` under the record unit, run for real: the
+    Bayesian search that publishes every score (Laplace, the per-report epsilon of ``n_iter``
+    reports), on the same training records and the first ``n_val`` records of the same
+    validation pool as :func:`run_one`, for each ``n_val`` and epsilon; its pick fitted on the
+    training records and scored on the same test records."""
+    X, y = load(dataset)
+    train, pool, test = splits(seed, y, n_train, max(n_vals))
+    out: dict = {"model": model, "dataset": dataset, "seed": seed, "kind": "scores", "cells": []}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n_val, eps in itertools.product([n for n in n_vals if n <= len(pool)], epsilons):
+            rows = np.concatenate([train, pool[:n_val]])
+            search = PrivateBOSearchCV(
+                estimator(model, seed),
+                SPACES[model],
+                n_iter=n_iter,
+                cv=[(np.arange(len(train)), np.arange(len(train), len(rows)))],
+                scoring="accuracy",
+                refit=False,
+                random_state=seed,
+                privacy_unit="record",
+                privacy_budget=(float(eps), DELTA),
+                release="scores",
+                noise_random_state=10_000 + seed,
+            ).fit(X[rows], y[rows])
+            pick = _evaluate(model, seed, search.best_params_, X, y, train, pool, test, [n_val])
+            out["cells"].append({"n_val": n_val, "epsilon": eps, "test": pick["test"]})
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
 def run(args: argparse.Namespace) -> None:
-    """Every run of ``args`` not saved yet: seed by seed, the cheaper models first."""
+    """Every run of ``args`` not saved yet: seed by seed, the cheaper models first (with
+    ``--scores``, the real every-score searches of :func:`run_scores` instead)."""
     tasks = []
     for seed, model, dataset in itertools.product(args.seeds, args.models, args.datasets):
-        name = f"{model}-{dataset}-{seed}.json"
-        tasks.append(
-            (
-                name,
-                functools.partial(
-                    run_one,
-                    model,
-                    dataset,
-                    seed,
-                    args.n_train,
-                    args.n_vals,
-                    args.n_iter,
-                    args.pool,
-                ),
+        if args.scores:
+            name = f"{model}-{dataset}-{seed}-scores.json"
+            compute = functools.partial(
+                run_scores,
+                model,
+                dataset,
+                seed,
+                args.n_train,
+                args.n_vals,
+                args.epsilons,
+                args.n_iter,
             )
-        )
+        else:
+            name = f"{model}-{dataset}-{seed}.json"
+            compute = functools.partial(
+                run_one,
+                model,
+                dataset,
+                seed,
+                args.n_train,
+                args.n_vals,
+                args.n_iter,
+                args.pool,
+            )
+        tasks.append((name, compute))
     harness.collect_runs(harness.runs_dir(args.out, "privacy_units"), tasks)
 
 
 # -- the mechanisms' laws ------------------------------------------------------------------------
+@functools.cache
+def _every_score_epsilon(eps: float, n_reports: int) -> float:
+    """The per-report epsilon of ``n_reports`` Laplace releases at a total ``(eps, DELTA)``."""
+    return per_report_epsilon(eps, DELTA, n_reports)
+
+
 def _pick_test(
     counts: np.ndarray,
     tests: np.ndarray,
@@ -311,6 +380,10 @@ def _pick_test(
             q[0] += float(mode.split("-h")[1]) * noise_scale(eps, sensitivity) * np.log(q.size)
         noise = rng.exponential(noise_scale(eps, sensitivity), (draws, q.size))
         picks = np.argmax(q + noise, axis=1)
+        return float(np.mean(tests[picks]))
+    if mode.startswith("laplace"):
+        scale = sensitivity / _every_score_epsilon(eps, q.size)
+        picks = np.argmax(q + rng.laplace(0.0, scale, (draws, q.size)), axis=1)
         return float(np.mean(tests[picks]))
     # repeat-and-select over the pool: K candidates, Laplace releases, the baseline's margin
     assert pool is not None
@@ -390,9 +463,19 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         and r["dataset"] in args.datasets
         and r["seed"] in args.seeds
     ]
+    searched = {  # the real every-score searches (run --scores), by (model, data set, seed)
+        (r["model"], r["dataset"], r["seed"], c["n_val"], c["epsilon"]): c["test"]
+        for r in harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+        if r.get("kind") == "scores"
+        for c in r["cells"]
+    }
     per_task: dict = {}
     for r in runs:
         for cell in _cells(r, args.epsilons, args.draws):
+            key = (r["model"], r["dataset"], r["seed"], cell["n_val"], cell["epsilon"])
+            test = searched.get(key)
+            if test is not None:
+                cell[SEARCHED] = 100.0 * (test - r["untuned"]["test"])
             key = (r["model"], r["dataset"], cell["n_val"], cell["epsilon"])
             per_task.setdefault(key, []).append(cell)
     tasks = []
@@ -411,7 +494,9 @@ def summarize(args: argparse.Namespace) -> harness.Report:
             )
             <= 0.01,
         }
-        for mode in EXACT + MODES + VARIANTS:
+        for mode in [*EXACT, *REPORTED, *VARIANTS]:
+            if mode == SEARCHED and not all(SEARCHED in c for c in cells):
+                continue  # run for a subset of the cells
             gains = np.array([c[mode] for c in cells])
             row[mode] = float(np.mean(gains))
             row[f"{mode}_se"] = harness.standard_error(gains)
@@ -451,6 +536,7 @@ def _retained(tasks: list[dict], mode: str, eps: str, held_out: bool) -> dict:
         and t["n_val"] >= 500
         and t["held_out"] == held_out
         and t["exact-random"] >= 1.0
+        and mode in t
     ]
     if not mine:
         return {"cells": 0}
@@ -467,19 +553,19 @@ def _targets(tasks: list[dict]) -> dict:
     out: dict = {"default": DEFAULT}
     for eps in ("1", "0.3"):
         for held, name in ((False, "tuning"), (True, "held_out")):
-            out[f"eps{eps}_{name}"] = {m: _retained(tasks, m, eps, held) for m in MODES}
+            out[f"eps{eps}_{name}"] = {m: _retained(tasks, m, eps, held) for m in REPORTED}
     out["below_untuned_beyond_noise"] = [
         f"{m}: {t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
         f"({t[m]:+.2f} ± {t[f'{m}_se'] or 0:.2f})"
         for t in tasks
-        for m in MODES
-        if t[f"{m}_verdict"] == -1
+        for m in REPORTED
+        if t.get(f"{m}_verdict") == -1
     ]
     out["below_untuned_where_a_point_is_resolved"] = [
         f"{m}: {t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']}"
         for t in tasks
-        for m in MODES
-        if t[f"{m}_verdict"] == -1 and t["resolves_one_point"]
+        for m in REPORTED
+        if t.get(f"{m}_verdict") == -1 and t["resolves_one_point"]
     ]
     out["cells_resolving_a_point"] = sum(t["resolves_one_point"] for t in tasks)
     out["variants"] = {
@@ -514,12 +600,15 @@ def _markdown(tasks: list[dict], targets: dict, args: argparse.Namespace) -> str
         if not any(t["held_out"] == held for t in tasks):
             continue
         lines += [f"## {title}", ""]
-        header = ["task", "n_val", "ε", *EXACT, *MODES]
+        header = ["task", "n_val", "ε", *EXACT, *MODES, SEARCHED]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for t in tasks:
             if t["held_out"] != held:
                 continue
-            cells = [harness.format_mean_se(t[m], t[f"{m}_se"], "+.2f") for m in EXACT + MODES]
+            cells = [
+                harness.format_mean_se(t[m], t[f"{m}_se"], "+.2f") if m in t else "—"
+                for m in EXACT + REPORTED
+            ]
             lines.append(
                 f"| {t['model']} / {t['dataset']} | {t['n_val']} | {t['epsilon']} | "
                 + " | ".join(cells)
@@ -554,11 +643,18 @@ def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
             ax = axes[i][j]
             mine = [t for t in tasks if t["epsilon"] == eps and t["held_out"] == held]
             ns = sorted({t["n_val"] for t in mine})
-            for mode in EXACT + MODES:
-                ys = [np.mean([t[mode] for t in mine if t["n_val"] == n]) for n in ns]
+            for mode in EXACT + REPORTED:
+                xs = [n for n in ns if all(mode in t for t in mine if t["n_val"] == n)]
+                ys = [np.mean([t[mode] for t in mine if t["n_val"] == n]) for n in xs]
                 style = "--" if mode.startswith("exact") else "-"
                 ax.plot(
-                    ns, ys, style, label=_LABELS[mode], linewidth=2.5 if mode == DEFAULT else 1.2
+                    xs,
+                    ys,
+                    style,
+                    marker="D" if mode == SEARCHED else None,
+                    color="black" if mode == SEARCHED else None,
+                    label=_LABELS[mode],
+                    linewidth=2.5 if mode == DEFAULT else 1.2,
                 )
             ax.axhline(0.0, color="grey", linewidth=0.8)
             ax.set_xscale("log")
@@ -568,7 +664,11 @@ def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
             ax.set_xlabel("validation records n_val")
             if j == 0:
                 ax.set_ylabel("test accuracy − untuned (points)")
-    axes[0][0].legend(fontsize=6)
+    # every score released over random candidates falls far below the rest at small budgets:
+    # the panels stop at FLOOR points so that the other modes stay readable
+    for row in axes:
+        row[0].set_ylim(bottom=max(row[0].get_ylim()[0], FLOOR))
+    axes[0][-1].legend(fontsize=6, loc="lower right")  # the emptiest corner
     harness.save_figure(
         fig, path, title="Private tuning on ordinary data: mean gain over tasks and seeds"
     )
@@ -586,6 +686,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-iter", type=int, default=N_ITER)
     parser.add_argument("--pool", type=int, default=POOL)
     parser.add_argument("--draws", type=int, default=DRAWS)
+    parser.add_argument(
+        "--scores",
+        action="store_true",
+        help="run: the real every-score searches (PrivateBOSearchCV(release='scores')) at the "
+        "given --n-vals and --epsilons instead of the candidates' counts",
+    )
 
 
 def _quick(args: argparse.Namespace) -> None:

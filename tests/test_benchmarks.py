@@ -256,6 +256,11 @@ def test_privacy_units_quick_mode_computes_every_mode_at_every_n_val(tmp_path):
         for mode in privacy_units.EXACT + privacy_units.MODES:
             assert math.isfinite(cell[mode]) and cell["n_seeds"] == 2
     assert "below_untuned_beyond_noise" in result["targets"]
+    assert privacy_units.SEARCHED not in cells[0]  # not run yet
+    # the real every-score searches, on the same splits: they join the summary's cells
+    result = privacy_units.main(["--quick", "--scores", "--out", str(tmp_path)])
+    for cell in result["tasks"]:
+        assert math.isfinite(cell[privacy_units.SEARCHED])
     assert "exact-random" in (tmp_path / "quick" / "privacy_units.md").read_text()
     assert (tmp_path / "quick" / "privacy_units.png").stat().st_size > 0
 
