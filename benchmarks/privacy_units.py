@@ -26,7 +26,8 @@ the pool (for each ``n_val``) and its test accuracy:
   proposes under the record unit (``privtune.sklearn.propose_candidates``: the default
   algorithm tuning with exact scores on the training records alone, 3-fold cross-validation
   inside them): candidates proposed from records the unit does not protect, fixed before the
-  validation records are read.
+  validation records are read; and their cross-validated accuracies there
+  (``proposed_training``, the untuned estimator's first).
 
 The modes are then computed from those counts, for every ``n_val`` and epsilon, by the laws of
 the library's mechanisms (the expected test accuracy of the pick over the mechanism's noise:
@@ -38,9 +39,17 @@ that the searches sample these laws):
 - ``pf-random`` / ``em-random``: the one-shot choice (permute-and-flip, the exponential
   mechanism) among the untuned estimator and the ``N_ITER`` random candidates, at the whole
   epsilon, the untuned estimator a candidate like the others (``PrivateSelectionSearchCV``);
-- ``pf-proposed`` / ``em-proposed``: the same choice among the untuned estimator and the
-  proposed candidates (``pf-proposed``: ``PrivateBOSearchCV``'s default under the record
-  unit);
+- ``pf-shortlist``: ``PrivateBOSearchCV``'s default under the record unit: permute-and-flip
+  among the untuned estimator and the proposed candidates whose training accuracy is at least
+  its own (``exact-shortlist``: the best validation accuracy among the same);
+- ``pf-combined``: permute-and-flip among the untuned estimator and every proposed candidate
+  on the validation accuracy and the training accuracy pooled by their sizes (each validation
+  accuracy shifted by ``n_train / n_val`` times the candidate's training accuracy minus the
+  untuned estimator's; measured, not kept);
+- ``pf-proposed`` / ``em-proposed``: the one-shot choice among the untuned estimator and the
+  proposed candidates on the validation accuracies alone;
+- ``cv-best``: the best training accuracy (free under the record unit, no validation record
+  read);
 - variants ``-h<h>``: the untuned estimator given a head start of ``h s ln k`` (``s`` the
   noise's scale, ``k`` the number of candidates; ``untuned_head_start``);
 - ``laplace-random``: every score released: the untuned estimator's and the ``N_ITER``
@@ -61,6 +70,8 @@ points. "Beyond noise" is a mean over seeds beyond two standard errors (and 0.1 
 Usage::
 
     python -m benchmarks.privacy_units run          # every missing run (resumable)
+    python -m benchmarks.privacy_units run --cv     # training scores of runs made before
+    python -m benchmarks.privacy_units run --scores # the every-score searches, run for real
     python -m benchmarks.privacy_units summarize    # privacy_units.json, .md and .png
     python -m benchmarks.privacy_units --quick      # smoke run (tests)
 """
@@ -102,7 +113,7 @@ from privtune.privacy.composition import (
 )
 from privtune.privacy.oneshot import choice_shortfall, noise_scale
 from privtune.privacy.selection import laplace_difference_quantile
-from privtune.sklearn import propose_candidates
+from privtune.sklearn import proposal_search, propose_candidates
 from privtune.space import Categorical, Integer, Real, as_space
 
 MODELS = ["decision_tree", "knn", "svc", "logistic", "gradient_boosting", "random_forest"]
@@ -120,7 +131,15 @@ DRAWS = 4000
 #: The modes (``-h<h>``: the untuned estimator's head start ``h s ln k``, ``s`` the noise's
 #: scale and ``k`` the number of candidates, a shift fixed before the data are read):
 #: the library's defaults, the textbook one-shot choices (no head start) and repeat-and-select.
-MODES = ["pf-proposed", "pf-random", "em-proposed", "em-random", "laplace-random", "ras-random"]
+MODES = [
+    "pf-shortlist",
+    "pf-proposed",
+    "pf-random",
+    "em-proposed",
+    "em-random",
+    "laplace-random",
+    "ras-random",
+]
 #: Measured variants: the untuned estimator's head start.
 VARIANTS = [f"pf-{c}-h{h}" for c in ("proposed", "random") for h in ("0.5", "1", "1.5", "2")]
 EXACT = ["exact-random", "exact-proposed"]
@@ -128,15 +147,20 @@ EXACT = ["exact-random", "exact-proposed"]
 SEARCHED = "bo-scores"
 #: The plot's lowest gain, in points (lower values run off the panel).
 FLOOR = -2.5
+#: Choices that also use the proposals' scores on the training records (stored by each run, or
+#: by ``run --cv`` for the runs made before): see :func:`_with_training_scores`.
+TRAINING = ["pf-shortlist", "exact-shortlist", "pf-combined", "cv-best"]
 #: Every mode reported (the run searches where they were run).
 REPORTED = [*MODES, SEARCHED]
 #: ``PrivateBOSearchCV``'s default under the record unit, and ``PrivateSelectionSearchCV``'s.
-DEFAULT = "pf-proposed"
+DEFAULT = "pf-shortlist"
 SELECTION = "pf-random"
 _LABELS = {
     "exact-random": "exact tuning, random candidates",
     "exact-proposed": "exact tuning, proposed candidates",
-    DEFAULT: "default: proposed on training records, permute-and-flip",
+    DEFAULT: "default: proposed on training records, those behind the untuned there dropped, "
+    "permute-and-flip",
+    "pf-proposed": "permute-and-flip, proposed, validation scores alone",
     SELECTION: "permute-and-flip, random candidates",
     "em-proposed": "exponential mechanism, proposed",
     "em-random": "exponential mechanism, random",
@@ -259,10 +283,8 @@ def run_one(
             scoring="accuracy",
             random_state=seed,
         )
-        proposed = [
-            _evaluate(*args, params, *data)
-            for params in propose_candidates(search, "accuracy", X, y, None, train)
-        ]
+        proposals, training = propose_candidates(search, "accuracy", X, y, None, train)
+        proposed = [_evaluate(*args, params, *data) for params in proposals]
     return {
         "model": model,
         "dataset": dataset,
@@ -274,6 +296,8 @@ def run_one(
         "untuned": untuned,
         "random": random,
         "proposed": proposed,
+        # their 3-fold cross-validated accuracies on the training records, the untuned first
+        "proposed_training": [float(v) for v in training],
         "seconds": time.perf_counter() - t0,
         "seconds_random": t_random,
     }
@@ -314,12 +338,51 @@ def run_scores(
     return out
 
 
+def run_cv(model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_iter: int) -> dict:
+    """The proposals' own scores on the training records: the 3-fold cross-validated accuracy
+    that ``propose_candidates``'s search measured for each configuration it evaluated (the
+    untuned estimator's first), on the same training records as :func:`run_one`. Free under
+    the record unit (those records are not protected); stored to measure a choice that uses
+    them."""
+    X, y = load(dataset)
+    train, _, _ = splits(seed, y, n_train, max(n_vals))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateBOSearchCV(
+            estimator(model, seed),
+            SPACES[model],
+            n_iter=n_iter,
+            scoring="accuracy",
+            random_state=seed,
+        )
+        inner = proposal_search(search, "accuracy", X, y, None, train)
+    results = inner.cv_results_
+    rows = [
+        {"params": {k: repr(v) for k, v in params.items()}, "cv": float(score)}
+        for params, score in zip(results["params"], results["mean_test_score"], strict=True)
+    ]
+    return {
+        "model": model,
+        "dataset": dataset,
+        "seed": seed,
+        "kind": "cv",
+        "rows": rows,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     """Every run of ``args`` not saved yet: seed by seed, the cheaper models first (with
     ``--scores``, the real every-score searches of :func:`run_scores` instead)."""
     tasks = []
     for seed, model, dataset in itertools.product(args.seeds, args.models, args.datasets):
-        if args.scores:
+        if args.cv:
+            name = f"{model}-{dataset}-{seed}-cv.json"
+            compute = functools.partial(
+                run_cv, model, dataset, seed, args.n_train, args.n_vals, args.n_iter
+            )
+        elif args.scores:
             name = f"{model}-{dataset}-{seed}-scores.json"
             compute = functools.partial(
                 run_scores,
@@ -402,12 +465,61 @@ def _pick_test(
     return total / draws
 
 
-def _cells(run: dict, epsilons: list[str], draws: int) -> list[dict]:
+def _training_scores(run: dict, cv: dict | None) -> np.ndarray | None:
+    """The cross-validated scores on the training records of the untuned estimator and the
+    proposed candidates, in the run's order (stored by the run, or by ``run --cv`` for the
+    runs made before), or ``None`` without them."""
+    if "proposed_training" in run:
+        return np.array(run["proposed_training"][: run["n_iter"] + 1])
+    if cv is None:
+        return None
+    scores = {json.dumps(row["params"], sort_keys=True): row["cv"] for row in cv["rows"]}
+    out = [cv["rows"][0]["cv"]]  # the untuned estimator is evaluated first
+    for row in run["proposed"][: run["n_iter"]]:
+        score = scores.get(json.dumps(row["params"], sort_keys=True))
+        if score is None:
+            return None  # not the same proposals
+        out.append(score)
+    return np.array(out)
+
+
+def _with_training_scores(
+    counts: np.ndarray,
+    tests: np.ndarray,
+    cv: np.ndarray,
+    n_train: int,
+    eps: float,
+    n_val: int,
+    rng,
+    draws: int,
+) -> dict:
+    """The test accuracy of the choices that also use the proposals' training scores: among
+    the shortlist (the proposals scoring at least the untuned estimator there; exact and
+    permute-and-flip), by the training scores alone (free under the record unit), and
+    permute-and-flip on the two estimates pooled by their sizes (the validation accuracy
+    shifted by ``n_train / n_val`` times the training score's lead over the untuned
+    estimator's: the shift is fixed before the validation records are read)."""
+    keep = cv >= cv[0]
+    keep[0] = True
+    out = {
+        "exact-shortlist": _pick_test(counts[keep], tests[keep], "exact", eps, n_val, rng, draws),
+        "pf-shortlist": _pick_test(counts[keep], tests[keep], "pf", eps, n_val, rng, draws),
+        "cv-best": float(tests[int(np.argmax(cv))]),
+    }
+    q = counts / n_val + (n_train / n_val) * (cv - cv[0])
+    noise = rng.exponential(noise_scale(eps, 1.0 / n_val), (draws, q.size))
+    out["pf-combined"] = float(np.mean(tests[np.argmax(q + noise, axis=1)]))
+    out["shortlist_size"] = int(keep.sum()) - 1
+    return out
+
+
+def _cells(run: dict, epsilons: list[str], draws: int, cv: dict | None = None) -> list[dict]:
     """Every (n_val, epsilon) of one run: each mode's expected gain over the untuned, in
-    points."""
+    points (with ``cv``, the proposals' training scores, the :data:`TRAINING` modes too)."""
     rng = np.random.default_rng([run["seed"], len(run["dataset"]), 7])
     out = []
     base_test = run["untuned"]["test"]
+    training = _training_scores(run, cv)
     for j, n_val in enumerate(run["n_vals"]):
         sets = {}
         for kind in ("random", "proposed"):
@@ -422,7 +534,7 @@ def _cells(run: dict, epsilons: list[str], draws: int) -> list[dict]:
         )
         for eps in epsilons:
             cell = {"n_val": n_val, "epsilon": eps}
-            for mode in EXACT + MODES + VARIANTS:
+            for mode in [m for m in EXACT + MODES + VARIANTS if m not in TRAINING]:
                 kind = mode.split("-")[1]
                 counts, tests = sets[kind]
                 test = _pick_test(
@@ -436,6 +548,14 @@ def _cells(run: dict, epsilons: list[str], draws: int) -> list[dict]:
                     pool,
                 )
                 cell[mode] = 100.0 * (test - base_test)
+            if training is not None:
+                counts, tests = sets["proposed"]
+                picks = _with_training_scores(
+                    counts, tests, training, run["n_train"], float(eps), n_val, rng, draws
+                )
+                for mode in TRAINING:
+                    cell[mode] = 100.0 * (picks[mode] - base_test)
+                cell["shortlist_size"] = picks["shortlist_size"]
             out.append(cell)
     return out
 
@@ -469,9 +589,15 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         if r.get("kind") == "scores"
         for c in r["cells"]
     }
+    cvs = {
+        (r["model"], r["dataset"], r["seed"]): r
+        for r in harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+        if r.get("kind") == "cv"
+    }
     per_task: dict = {}
     for r in runs:
-        for cell in _cells(r, args.epsilons, args.draws):
+        cv = cvs.get((r["model"], r["dataset"], r["seed"]))
+        for cell in _cells(r, args.epsilons, args.draws, cv):
             key = (r["model"], r["dataset"], r["seed"], cell["n_val"], cell["epsilon"])
             test = searched.get(key)
             if test is not None:
@@ -494,8 +620,8 @@ def summarize(args: argparse.Namespace) -> harness.Report:
             )
             <= 0.01,
         }
-        for mode in [*EXACT, *REPORTED, *VARIANTS]:
-            if mode == SEARCHED and not all(SEARCHED in c for c in cells):
+        for mode in dict.fromkeys([*EXACT, *REPORTED, *VARIANTS, *TRAINING]):
+            if mode in (SEARCHED, *TRAINING) and not all(mode in c for c in cells):
                 continue  # run for a subset of the cells
             gains = np.array([c[mode] for c in cells])
             row[mode] = float(np.mean(gains))
@@ -570,11 +696,19 @@ def _targets(tasks: list[dict]) -> dict:
     out["cells_resolving_a_point"] = sum(t["resolves_one_point"] for t in tasks)
     out["variants"] = {
         m: {
-            "below_untuned_beyond_noise": sum(t[f"{m}_verdict"] == -1 for t in tasks),
-            "worst_below": min((t[m] for t in tasks if t[f"{m}_verdict"] == -1), default=0.0),
-            **{f"eps{eps}_tuning": _retained(tasks, m, eps, False) for eps in ("1", "0.3")},
+            "cells": sum(m in t for t in tasks),
+            "below_untuned_beyond_noise": sum(t.get(f"{m}_verdict") == -1 for t in tasks),
+            "below_untuned_where_a_point_is_resolved": sum(
+                t.get(f"{m}_verdict") == -1 and t["resolves_one_point"] for t in tasks
+            ),
+            "worst_below": min((t[m] for t in tasks if t.get(f"{m}_verdict") == -1), default=0.0),
+            **{
+                f"eps{eps}_{name}": _retained(tasks, m, eps, held)
+                for eps in ("1", "0.3")
+                for held, name in ((False, "tuning"), (True, "held_out"))
+            },
         }
-        for m in MODES + VARIANTS
+        for m in dict.fromkeys(MODES + VARIANTS + TRAINING)
     }
     for other in (SELECTION, "em-random"):
         out[f"default_below_{other}_beyond_noise"] = [
@@ -686,6 +820,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-iter", type=int, default=N_ITER)
     parser.add_argument("--pool", type=int, default=POOL)
     parser.add_argument("--draws", type=int, default=DRAWS)
+    parser.add_argument(
+        "--cv",
+        action="store_true",
+        help="run: the proposals' cross-validated scores on the training records",
+    )
     parser.add_argument(
         "--scores",
         action="store_true",

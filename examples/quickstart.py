@@ -6,8 +6,9 @@ for the search, which holds out 500 as its validation set and trains on the othe
 private search proposes up to 20 candidates (repeats dropped) by Bayesian optimization on the
 training records alone (exact scores: the record unit protects the validation records, not
 those), then makes one private choice among the untuned model and them on the validation
-records (permute-and-flip, epsilon 1 spent once): the search is 1-differentially private for
-each validation record.
+records, among those that score at least as well as the untuned model on the training records
+(permute-and-flip, epsilon 1 spent once): the search is 1-differentially private for each
+validation record.
 
     python examples/quickstart.py            # about 15 seconds
     python examples/quickstart.py --quick    # a smoke run of a few seconds

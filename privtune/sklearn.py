@@ -581,9 +581,11 @@ default="auto"
         attributes copied back): under the record unit the candidates are proposed by this
         search's algorithm tuning with exact scores on the training records alone (3-fold
         cross-validation inside them; the record unit does not protect those records, and the
-        privacy report says so), and a permute-and-flip choice among the untuned estimator and
-        them spends the whole budget once (``best_score_`` is then NaN: no score is
-        published); with ``algorithm="random"``, with ``estimator_epsilon`` (the training
+        privacy report says so); those whose cross-validated score there trails the untuned
+        estimator's are dropped (free under this unit), and a permute-and-flip choice among
+        the untuned estimator and the rest spends the whole budget once (``best_score_`` is
+        then NaN: no score is published); with ``algorithm="random"``, with
+        ``estimator_epsilon`` (the training
         records protected too) or under the score unit, the candidates are drawn from the
         space (:class:`PrivateSelectionSearchCV` offers repeat-and-select as well).
         ``"auto"``: ``"best"`` under the record unit with privacy, where it measured best
@@ -860,8 +862,9 @@ default="auto"
     def _propose_and_choose(self, X, y, **params):
         """``release="best"`` under the record unit: Bayesian optimization with exact scores on
         the training records proposes the candidates (the unit does not protect those
-        records); then one private choice among the untuned estimator and them, on the
-        validation records (:class:`PrivateSelectionSearchCV`), spends the whole budget."""
+        records), and those that trail the untuned estimator there are dropped; then one
+        private choice among the untuned estimator and the rest, on the validation records
+        (:class:`PrivateSelectionSearchCV`), spends the whole budget."""
         self._validate_params()
         if not self._private:
             raise ValueError(
@@ -891,12 +894,20 @@ default="auto"
             groups,
         )
         train = split[0][0]
-        candidates = propose_candidates(self, metric.name, X, y, groups, train)
+        proposed, scores = propose_candidates(self, metric.name, X, y, groups, train)
+        # a proposal that trails the untuned estimator on the training records rarely beats
+        # it on the validation records, and each one kept is a chance for the noise to pick it
+        candidates = [
+            c for c, score in zip(proposed, scores[1:], strict=True) if score >= scores[0]
+        ]
+        if not math.isfinite(scores[0]):  # the untuned estimator was not evaluated, or failed
+            candidates = proposed
         if self.verbose > 0:
             print(
-                f"[{type(self).__name__}] {len(candidates)} candidates proposed by Bayesian "
+                f"[{type(self).__name__}] {len(proposed)} candidates proposed by Bayesian "
                 f"optimization on the {len(train)} training records (3-fold cross-validation; "
-                "the record unit does not protect them)",
+                f"the record unit does not protect them), {len(candidates)} of them scoring at "
+                "least the untuned estimator there",
                 flush=True,
             )
         self._delegate(
@@ -905,7 +916,9 @@ default="auto"
         if hasattr(self, "privacy_report_"):
             self.privacy_report_["candidates"] = (
                 f"proposed by Bayesian optimization on the {len(train)} training records, "
-                "which the record unit does not protect"
+                "which the record unit does not protect; kept where their cross-validated "
+                f"score there is at least the untuned estimator's ({len(candidates)} of "
+                f"{len(proposed)})"
             )
         return self
 
@@ -1285,10 +1298,11 @@ default="permute-and-flip"
         for the exponential mechanism a prior weight ``k^h`` against each other candidate's
         1, fixed before the data are read, so the guarantee is unchanged; it shrinks as
         ``n_val epsilon`` grows. With 0 (the default) the untuned estimator is a candidate like
-        the others. Measured (benchmarks page, "Privacy units"): with 0 no pick fell below the
-        untuned estimator beyond noise wherever the budget resolves one point (the search
-        warns where it does not); ``h = 1.5`` kept every pick above it at every budget
-        measured, at the cost of part of the gain at small budgets.
+        the others. Measured over random candidates (benchmarks page, "Privacy units"): with 0
+        the pick fell below the untuned estimator beyond noise in 9 of 342 cells whose budget
+        resolves one point (7 of them random forests; by at most 0.6 points) and in 150 of
+        282 where it does not (the search warns there); ``h = 1.5`` kept it above in all but
+        9 cells, at the cost of part of the gain at small budgets.
     value_range : tuple of float, optional
         The range ``(lo, hi)`` of the optimized score (or, under the record unit, of each
         record's value), where the scoring's is not known.
@@ -1515,14 +1529,18 @@ default="permute-and-flip"
         self._publish_pick(f.last_results, *self._choose(declared))
 
     def _fixed_candidates(self) -> list[dict] | None:
-        """``candidates``, checked: non-empty dicts of the estimator's parameters."""
+        """``candidates``, checked: dicts of the estimator's parameters (none at all only
+        beside the untuned estimator, which is then the one candidate)."""
         if self.candidates is None:
             return None
         fixed = list(self.candidates)
-        if not fixed or not all(isinstance(c, Mapping) for c in fixed):
+        if (not fixed and not self.evaluate_default) or not all(
+            isinstance(c, Mapping) for c in fixed
+        ):
             raise ValueError(
-                "candidates must be a non-empty list of dicts of the estimator's parameters, "
-                "fixed before the validation records are read."
+                "candidates must be a list of dicts of the estimator's parameters, fixed before "
+                "the validation records are read (empty only with evaluate_default=True: the "
+                "untuned estimator alone)."
             )
         for c in fixed:
             check_space_params(self.estimator, c)
@@ -1660,13 +1678,39 @@ default="permute-and-flip"
 
 def propose_candidates(
     search: PrivateBOSearchCV, scoring: str, X: Any, y: Any, groups: Any, train: np.ndarray
-) -> list[dict]:
+) -> tuple[list[dict], np.ndarray]:
     """The configurations a non-private copy of ``search`` evaluates when it tunes on the
     training records ``train`` alone (3-fold cross-validation inside them), in order, the
-    untuned estimator's left out (the choice has it as candidate 0) and repeats dropped.
+    untuned estimator's left out (the choice has it as candidate 0) and repeats dropped; and
+    their cross-validated scores there, the untuned estimator's first (NaN when it was not
+    evaluated or failed).
 
-    Nothing here reads a validation record: under the record unit these candidates are fixed
-    before the validation records are, as a one-shot choice needs."""
+    Nothing here reads a validation record: under the record unit these candidates and
+    scores are fixed before the validation records are, as a one-shot choice needs."""
+    results = proposal_search(search, scoring, X, y, groups, train).cv_results_
+    own = search.estimator.get_params(deep=True)
+    proposed: list[dict] = []
+    scores = [math.nan]
+    for params, score in zip(results["params"], results["mean_test_score"], strict=True):
+        untuned = all(
+            name in own and (own[name] is value or own[name] == value)
+            for name, value in params.items()
+        )
+        if untuned and search.evaluate_default:
+            scores[0] = float(score)
+        elif params not in proposed:
+            proposed.append(params)
+            scores.append(float(score))
+    return proposed, np.array(scores)
+
+
+def proposal_search(
+    search: PrivateBOSearchCV, scoring: str, X: Any, y: Any, groups: Any, train: np.ndarray
+) -> PrivateBOSearchCV:
+    """The non-private copy of ``search`` fitted on the training records ``train`` alone
+    (3-fold cross-validation inside them), whose evaluated configurations
+    :func:`propose_candidates` returns; its ``cv_results_`` hold their scores on those
+    records."""
     from sklearn.base import is_classifier
     from sklearn.model_selection import GroupKFold, check_cv
     from sklearn.utils import _safe_indexing
@@ -1674,7 +1718,7 @@ def propose_candidates(
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     fit_params = {} if groups is None else {"groups": _safe_indexing(groups, train)}
     classifier = is_classifier(search.estimator)
-    inner = PrivateBOSearchCV(
+    return PrivateBOSearchCV(
         search.estimator,
         search.space,
         algorithm=search.algorithm,
@@ -1692,17 +1736,6 @@ def propose_candidates(
         error_score=search.error_score,
         pre_dispatch=search.pre_dispatch,
     ).fit(X_train, y_train, **fit_params)
-    own = search.estimator.get_params(deep=True)
-    proposed: list[dict] = []
-    for params in inner.cv_results_["params"]:
-        untuned = all(
-            name in own and (own[name] is value or own[name] == value)
-            for name, value in params.items()
-        )
-        if (untuned and search.evaluate_default) or params in proposed:
-            continue
-        proposed.append(params)
-    return proposed
 
 
 def _metrics(results: dict) -> list[str]:

@@ -261,6 +261,11 @@ def test_privacy_units_quick_mode_computes_every_mode_at_every_n_val(tmp_path):
     result = privacy_units.main(["--quick", "--scores", "--out", str(tmp_path)])
     for cell in result["tasks"]:
         assert math.isfinite(cell[privacy_units.SEARCHED])
+    # the proposals' scores on the training records: the shortlist's choice joins them
+    result = privacy_units.main(["--quick", "--cv", "--out", str(tmp_path)])
+    for cell in result["tasks"]:
+        for mode in privacy_units.TRAINING:
+            assert math.isfinite(cell[mode])
     assert "exact-random" in (tmp_path / "quick" / "privacy_units.md").read_text()
     assert (tmp_path / "quick" / "privacy_units.png").stat().st_size > 0
 

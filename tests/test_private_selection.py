@@ -226,7 +226,9 @@ def test_one_shot_takes_epsilon_once_whatever_the_number_of_candidates():
     for n_iter in (3, 12):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            s = search(epsilon=2.0, n_iter=n_iter, privacy_unit="record", cv=None).fit(X, y)
+            s = search(
+                epsilon=2.0, n_iter=n_iter, privacy_unit="record", cv=None, algorithm="random"
+            ).fit(X, y)
         reports.append(s.privacy_report_)
     assert [r["epsilon"] for r in reports] == [2.0, 2.0]
     assert [r["n_candidates"] for r in reports] == [3, 12]
@@ -425,6 +427,51 @@ def test_the_untuned_head_start_enters_the_searchs_choice():
     assert picks[1] == {"C": 1.0}  # a head start of 50 scale-logs: the untuned estimator
 
 
+def test_the_choice_keeps_the_proposals_that_score_at_least_the_untuned_on_training_records():
+    # The shortlist is read from the training records alone (free under the record unit):
+    # the choice is among the untuned estimator and the proposals scoring at least as well
+    # there, and the report says how many of them.
+    from privtune.records import holdout_split
+    from privtune.sklearn import propose_candidates
+
+    search = _record_best()
+    [(train, _)] = holdout_split(search.estimator, None, 0.2, 0, X, y)
+    proposed, scores = propose_candidates(search, "accuracy", X, y, None, train)
+    kept = [c for c, score in zip(proposed, scores[1:], strict=True) if score >= scores[0]]
+    assert 0 < len(kept) < len(proposed)  # this task has proposals on both sides
+    s = search.fit(X, y)
+    assert s.n_candidates_ == len(kept)
+    assert f"({len(kept)} of {len(proposed)})" in s.privacy_report_["candidates"]
+    assert s.best_params_ in [*kept, {"max_depth": None, "min_samples_leaf": 1}]
+
+
+def test_no_candidate_beside_the_untuned_estimator_is_a_choice_of_one():
+    from privtune import PrivateSelectionSearchCV
+
+    space = {"C": (1e-3, 1e2, "log-uniform")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = PrivateSelectionSearchCV(
+            LogisticRegression(max_iter=200),
+            space,
+            epsilon=1.0,
+            privacy_unit="record",
+            candidates=[],
+            random_state=0,
+        ).fit(X, y)
+    assert s.best_params_ == {"C": 1.0} and s.n_candidates_ == 0
+    assert s.privacy_report_["resolves"] == 0.0
+    with pytest.raises(ValueError, match="empty only with evaluate_default=True"):
+        PrivateSelectionSearchCV(
+            LogisticRegression(),
+            space,
+            epsilon=1.0,
+            privacy_unit="record",
+            candidates=[],
+            evaluate_default=False,
+        ).fit(X, y)
+
+
 def test_candidates_proposed_on_the_training_records_ignore_the_validation_records():
     # The proposals are fixed before any validation record is read: relabelling every
     # validation record changes nothing in them.
@@ -435,10 +482,13 @@ def test_candidates_proposed_on_the_training_records_ignore_the_validation_recor
     [(train, val)] = holdout_split(search.estimator, None, 0.2, 0, X, y)
     relabelled = y.copy()
     relabelled[val] = 1 - relabelled[val]
-    first = propose_candidates(search, "accuracy", X, y, None, train)
-    second = propose_candidates(search, "accuracy", X, relabelled, None, train)
+    first, first_scores = propose_candidates(search, "accuracy", X, y, None, train)
+    second, second_scores = propose_candidates(search, "accuracy", X, relabelled, None, train)
     assert first == second and len(first) >= 4
+    np.testing.assert_array_equal(first_scores, second_scores)  # their training scores too
     assert {"max_depth": None, "min_samples_leaf": 1} not in first  # the untuned: candidate 0
+    # one training score per offered candidate, the untuned estimator's first
+    assert first_scores.shape == (len(first) + 1,) and np.all(np.isfinite(first_scores))
 
 
 def test_release_best_under_the_record_unit_chooses_among_proposed_candidates(capsys):
@@ -465,8 +515,7 @@ def test_proposals_are_refused_where_the_training_records_are_protected_too():
 @pytest.mark.parametrize(
     "candidates, match",
     [
-        ([], "non-empty list of dicts"),
-        (["C"], "non-empty list of dicts"),
+        (["C"], "a list of dicts of the estimator's parameters"),  # ([]: a choice of one)
         ([{"gamma": 1.0}], "space has the parameter 'gamma'"),
     ],
 )

@@ -459,7 +459,7 @@ class OneShotPlan:
             check_mechanism(mechanism),
             total * (1.0 - share),
             total * share,
-            check_int("n_iter", n_candidates),
+            check_int("n_iter", n_candidates, minimum=0 if baseline else 1),
             bool(baseline),
             check_float("untuned_head_start", head_start, low=0.0, closed_low=True),
         )
