@@ -255,6 +255,13 @@ def _evaluate(model, seed, params, X, y, train, pool, test, n_vals) -> dict:
     }
 
 
+def _proposer(model: str, seed: int, n_iter: int) -> PrivateBOSearchCV:
+    """The search whose proposals on the training records a run measures."""
+    return PrivateBOSearchCV(
+        estimator(model, seed), SPACES[model], n_iter=n_iter, scoring="accuracy", random_state=seed
+    )
+
+
 def run_one(
     model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_iter: int, pool_size: int
 ) -> dict:
@@ -276,13 +283,7 @@ def run_one(
         ]
         t_random = time.perf_counter() - t0
         # the library's own proposals (PrivateBOSearchCV(release="best") under the record unit)
-        search = PrivateBOSearchCV(
-            estimator(model, seed),
-            SPACES[model],
-            n_iter=n_iter,
-            scoring="accuracy",
-            random_state=seed,
-        )
+        search = _proposer(model, seed, n_iter)
         proposals, training = propose_candidates(search, "accuracy", X, y, None, train)
         proposed = [_evaluate(*args, params, *data) for params in proposals]
     return {
@@ -349,14 +350,7 @@ def run_cv(model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_it
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        search = PrivateBOSearchCV(
-            estimator(model, seed),
-            SPACES[model],
-            n_iter=n_iter,
-            scoring="accuracy",
-            random_state=seed,
-        )
-        inner = proposal_search(search, "accuracy", X, y, None, train)
+        inner = proposal_search(_proposer(model, seed, n_iter), "accuracy", X, y, None, train)
     results = inner.cv_results_
     rows = [
         {"params": {k: repr(v) for k, v in params.items()}, "cv": float(score)}
