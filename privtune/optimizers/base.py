@@ -588,7 +588,9 @@ class BaseOptimizer:
                 values = np.where(seen, -np.inf, values)
             return values
 
-        return self._maximize(acq, C)
+        # one batched call per gradient (the point and a step along each real coordinate)
+        # instead of scipy's single-point finite differences
+        return self._maximize(acq, C, batched_gradient=True)
 
     def _maximize(self, acq, C: np.ndarray | None, *, batched_gradient: bool = False):
         """Maximise ``acq`` over ``C`` or the cube with this optimizer's settings (raw samples,
