@@ -87,11 +87,12 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from benchmarks import harness
+from benchmarks.datasets import load_dataset
 from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.space import Categorical, Integer, Real, SearchSpace
 
-FAMILIES = ["plateau", "unseen", "heavy"]
+FAMILIES = ["plateau", "unseen", "heavy", "classic", "classic_holdout"]
 METHODS = ["privtune", "tpe", "gp", "random"]
 SETTINGS = ["none", "10"]
 CHECKPOINTS = [20, 40, 60]
@@ -128,6 +129,8 @@ def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
         return X[idx], y[idx]
     if name == "wine":
         return load_wine(return_X_y=True)
+    if name in ("australian", "pima"):
+        return load_dataset(name)
     return load_breast_cancer(return_X_y=True)
 
 
@@ -209,6 +212,115 @@ def _ackley5(x):
     n = z.size
     a = -20 * math.exp(-0.2 * math.sqrt(float(z @ z) / n))
     return -(a - math.exp(float(np.sum(np.cos(2 * math.pi * z))) / n) + 20 + math.e)
+
+
+# -- the classic family's models and spaces ---------------------------------------------------
+
+
+def _fractions_space() -> dict:
+    """A tree's or forest's size limits as fractions of the data, as practitioners write them:
+    the best values are often at an end of the range (no limit)."""
+    return {
+        "max_depth": Integer(1, 15),
+        "max_features": Real(0.01, 0.99),
+        "min_samples_split": Real(0.01, 0.99),
+        "min_samples_leaf": Real(0.01, 0.49),
+        "min_weight_fraction_leaf": Real(0.01, 0.49),
+        "min_impurity_decrease": Real(0.0, 0.5),
+    }
+
+
+def _forest(p, s):
+    return RandomForestClassifier(n_estimators=10, random_state=s, **p)
+
+
+def _tree(p, s):
+    return DecisionTreeClassifier(random_state=s, **p)
+
+
+def _mlp_adam_space() -> dict:
+    return {
+        "hidden_layer_sizes": Integer(50, 200),
+        "alpha": Real(1e-5, 10.0, log=True),
+        "batch_size": Integer(10, 250),
+        "learning_rate_init": Real(1e-5, 1e-1, log=True),
+        "tol": Real(1e-5, 1e-1, log=True),
+        "validation_fraction": Real(0.1, 0.9),
+        "beta_1": Real(0.5, 0.99),
+        "beta_2": Real(0.9, 1.0 - 1e-6),
+        "epsilon": Real(1e-9, 1e-6, log=True),
+    }
+
+
+def _mlp_adam(p, s):
+    return _scaled(MLPClassifier(solver="adam", early_stopping=True, random_state=s, **p))
+
+
+def _mlp_sgd_space() -> dict:
+    return {
+        "hidden_layer_sizes": Integer(50, 200),
+        "alpha": Real(1e-5, 10.0, log=True),
+        "batch_size": Integer(10, 250),
+        "learning_rate_init": Real(1e-5, 1e-1, log=True),
+        "power_t": Real(0.1, 0.9),
+        "tol": Real(1e-5, 1e-1, log=True),
+        "momentum": Real(0.001, 0.999),
+        "validation_fraction": Real(0.1, 0.9),
+    }
+
+
+def _mlp_sgd(p, s):
+    return _scaled(
+        MLPClassifier(
+            solver="sgd", learning_rate="invscaling", early_stopping=True, random_state=s, **p
+        )
+    )
+
+
+def _svm_space() -> dict:
+    return {
+        "C": Real(1e-2, 1e3, log=True),
+        "gamma": Real(1e-4, 1.0, log=True),
+        "tol": Real(1e-5, 1e-1, log=True),
+    }
+
+
+def _svm(p, s):
+    return _scaled(SVC(**p))
+
+
+def _knn_space() -> dict:
+    return {
+        "n_neighbors": Integer(1, 25),
+        "p": Integer(1, 4),
+        "weights": Categorical(["uniform", "distance"]),
+    }
+
+
+def _knn(p, s):
+    return _scaled(KNeighborsClassifier(**p))
+
+
+def _ada_space() -> dict:
+    return {"n_estimators": Integer(10, 100), "learning_rate": Real(1e-4, 10.0, log=True)}
+
+
+def _ada(p, s):
+    return AdaBoostClassifier(random_state=s, **p)
+
+
+def _hgb_space() -> dict:
+    return {
+        "learning_rate": Real(1e-3, 1.0, log=True),
+        "max_leaf_nodes": Integer(2, 64, log=True),
+        "min_samples_leaf": Integer(1, 60),
+        "l2_regularization": Real(1e-6, 10.0, log=True),
+        "max_features": Real(0.1, 1.0),
+    }
+
+
+def _hgb(p, s):
+    return HistGradientBoostingClassifier(max_iter=50, random_state=s, **p)
 
 
 TASKS: dict[str, Task] = {
@@ -351,6 +463,23 @@ TASKS: dict[str, Task] = {
                 "fit_intercept": Categorical([True, False]),
             },
         ),
+        # -- classic: the spaces practitioners write (fractions, penalties, batch sizes) -------
+        _cv_task("rf_wine", "classic", "wine", _forest, _fractions_space),
+        _cv_task("rf_breast_cancer", "classic", "breast_cancer", _forest, _fractions_space),
+        _cv_task("dt_digits", "classic", "digits", _tree, _fractions_space),
+        _cv_task("mlp_adam_wine", "classic", "wine", _mlp_adam, _mlp_adam_space),
+        _cv_task("mlp_sgd_breast_cancer", "classic", "breast_cancer", _mlp_sgd, _mlp_sgd_space),
+        _cv_task("svm_wine", "classic", "wine", _svm, _svm_space),
+        _cv_task("knn_breast_cancer", "classic", "breast_cancer", _knn, _knn_space),
+        _cv_task("ada_wine", "classic", "wine", _ada, _ada_space),
+        _cv_task("hgb_breast_cancer", "classic", "breast_cancer", _hgb, _hgb_space),
+        # held out of every tuning of defaults: data sets the tuned tasks do not use
+        _cv_task("rf_pima", "classic_holdout", "pima", _forest, _fractions_space),
+        _cv_task("dt_australian", "classic_holdout", "australian", _tree, _fractions_space),
+        _cv_task(
+            "mlp_adam_australian", "classic_holdout", "australian", _mlp_adam, _mlp_adam_space
+        ),
+        _cv_task("svm_pima", "classic_holdout", "pima", _svm, _svm_space),
         # -- heavy tails (noise scale: about 5 % of the function's range on the cube) --------
         _synthetic("branin_t2", "heavy", 2, _branin, -0.397887, noise=15.0),
         _synthetic("hartmann6_t2", "heavy", 6, _hartmann6, 3.32237, noise=0.15),
