@@ -127,6 +127,14 @@ class Acquisition:
     def __call__(self, mean: np.ndarray, var: np.ndarray, state: AcquisitionState) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def derivatives(
+        self, mean: float, var: float, state: AcquisitionState
+    ) -> tuple[float, float, float] | None:
+        """The value at one point and its partial derivatives in the posterior mean and
+        variance, ``(a, da/dmean, da/dvar)``, for the optimiser's analytic gradient; ``None``
+        (the default) when the acquisition has none: the optimiser differences instead."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -153,6 +161,11 @@ class UCB(Acquisition):
 
     def __call__(self, mean, var, state):
         return mean + state.beta * np.sqrt(np.maximum(var, 0.0))
+
+    def derivatives(self, mean, var, state):
+        sd = math.sqrt(max(var, 0.0))
+        beta = state.beta
+        return mean + beta * sd, 1.0, (0.5 * beta / sd if sd > 0.0 else 0.0)
 
 
 class ExpectedImprovement(Acquisition):
@@ -229,6 +242,21 @@ class LogExpectedImprovement(Acquisition):
         if self.margin:
             best += self.margin * state.noise_sd
         return log_expected_improvement(mean, np.sqrt(np.maximum(var, 0.0)), best)
+
+    def derivatives(self, mean, var, state):
+        # ln EI = ln s + ln h(z), z = (mean - best) / s, h' = Phi, h - z Phi = phi:
+        # d/dmean = Phi(z) / (h(z) s), d/ds = phi(z) / (h(z) s), d/dvar = d/ds / (2 s)
+        best = state.incumbent(self.incumbent)
+        if self.margin:
+            best += self.margin * state.noise_sd
+        sd = max(math.sqrt(max(var, 0.0)), 1e-12)
+        z = (mean - best) / sd
+        lh = float(log_h(np.array([z]))[0])
+        value = math.log(sd) + lh
+        d_mean = math.exp(float(special.log_ndtr(z)) - lh) / sd
+        d_sd = math.exp(-0.5 * z * z - 0.5 * math.log(2.0 * math.pi) - lh) / sd
+        d_var = 0.5 * d_sd / sd if var > 1e-24 else 0.0
+        return value, d_mean, d_var
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(incumbent={self.incumbent!r}, margin={self.margin!r})"
@@ -427,6 +455,7 @@ def maximize(
     anchors: np.ndarray | None = None,
     maxiter: int = 50,
     batched_gradient: bool = False,
+    value_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray] | None] | None = None,
 ) -> np.ndarray:
     """Return the maximiser of ``acq`` over the candidates or over ``[0, 1]^dim``.
 
@@ -467,6 +496,10 @@ def maximize(
         ``k + 1`` points ``x, x + h e_1, ..., x + h e_k`` over the ``k`` real coordinates (one
         vectorised call instead of ``k + 1`` single-point calls, for acquisitions whose
         per-call cost dominates).
+    value_and_grad : callable, optional
+        ``x -> (acq(x), gradient of acq at x over all dim coordinates)`` at one point of the
+        cube, or ``None`` where it has none: L-BFGS-B then uses this analytic gradient, and the
+        difference quotients of ``batched_gradient`` only where it returns ``None``.
 
     Returns
     -------
@@ -499,7 +532,9 @@ def maximize(
         for _ in range(_PASSES):
             x_new, v_new = x, v
             if real.size:
-                x_new, v_new = _continuous_step(acq, x_new, real, snap, maxiter, batched_gradient)
+                x_new, v_new = _continuous_step(
+                    acq, x_new, real, snap, maxiter, batched_gradient, value_and_grad
+                )
             if finite:
                 x_new, v_new = _coordinate_step(acq, x_new, v_new, finite)
             improved = v_new > v + 1e-12 * max(1.0, abs(v))
@@ -523,7 +558,7 @@ def _enumerate(finite: Sequence[Block], dim: int) -> np.ndarray:
     return grid
 
 
-def _continuous_step(acq, x, real, snap, maxiter, batched_gradient):
+def _continuous_step(acq, x, real, snap, maxiter, batched_gradient, value_and_grad=None):
     """L-BFGS-B over the real coordinates ``real`` of ``x``, the others fixed."""
     base = np.array(x, dtype=float)
 
@@ -543,7 +578,16 @@ def _continuous_step(acq, x, real, snap, maxiter, batched_gradient):
         v = -acq(full(np.vstack([u, u + np.diag(steps)])))
         return float(v[0]), (v[1:] - v[0]) / steps
 
-    fun, jac = (neg_and_grad, True) if batched_gradient else (neg, None)
+    def neg_and_analytic(u: np.ndarray) -> tuple[float, np.ndarray]:
+        out = value_and_grad(full(u[None, :])[0])
+        if out is None:
+            return neg_and_grad(u)
+        return -float(out[0]), -np.asarray(out[1], dtype=float)[real]
+
+    if value_and_grad is not None:
+        fun, jac = neg_and_analytic, True
+    else:
+        fun, jac = (neg_and_grad, True) if batched_gradient else (neg, None)
     res = optimize.minimize(
         fun,
         base[real],

@@ -630,6 +630,7 @@ class GaussianProcess:
         self._data = _Data(self.dim)
         self._n_fit = 0  # the rewards the hyperparameters were fitted to
         self._n_factor = 0  # the rewards in the factor
+        self._n_synced = -1  # the rewards the model was last brought up to (the fast path)
         self._buffer = np.zeros((0, 0))  # the factor's storage, grown by doubling
         self._L = self._buffer
         self._alpha = np.zeros(0)
@@ -724,6 +725,27 @@ class GaussianProcess:
         if not self.fit:
             self._sync()  # the fixed model's factor grows now, O(n^2)
 
+    def rescale(self, a: float, b: float) -> bool:
+        """Map every told reward ``y`` to ``a y + b`` (``a > 0``): the standardisation moves
+        with them, so the fitted hyperparameters and the factor stay as they are, the model of
+        the mapped rewards (up to rounding). Only for the fitted model of exact rewards
+        without an output warp; returns whether it was done.
+
+        Parameters
+        ----------
+        a, b : float
+
+        Returns
+        -------
+        bool
+        """
+        if not (a > 0 and self.fit and not self.output_warping and not np.any(self.noise_var)):
+            return False
+        self._data.y[: self.n] = a * self._data.y[: self.n] + b
+        h = self._hyper
+        self._hyper = replace(h, shift=a * h.shift + b, scale=a * h.scale)
+        return True
+
     def refit(self) -> None:
         """Fit the hyperparameters to the first ``refit_point(n)`` told rewards now."""
         target = refit_point(self.n)
@@ -753,14 +775,19 @@ class GaussianProcess:
         # factorisation leaves the previous model whole, and the next sync refits
         self._factorize(hyper, m, warp)
         self._n_fit = target
+        self._n_synced = -1
         self.n_fits += int(bool(target))
 
     def _sync(self) -> None:
         """Bring the factor (and, on the schedule, the hyperparameters) up to the told rewards."""
-        if self.fit and refit_point(self.n) != self._n_fit:
+        n = self.n
+        if n == self._n_synced and self._n_factor == n:
+            return  # nothing told since: the acquisition's many calls stop here
+        if self.fit and refit_point(n) != self._n_fit:
             self.refit()
-        while self._n_factor < self.n:
+        while self._n_factor < n:
             self._extend()
+        self._n_synced = n
 
     # -- the factor --------------------------------------------------------------------------------
     def _noise(
@@ -830,7 +857,7 @@ class GaussianProcess:
         h = self._hyper
         x = self._data.X[i]
         k_vec = h.signal_var * h.kernel(self._data.X[:i], x[None, :])[:, 0]
-        c = linalg.solve_triangular(self._L, k_vec, lower=True) if i else k_vec
+        c = linalg.solve_triangular(self._L, k_vec, lower=True, check_finite=False) if i else k_vec
         m = 1.0
         if self.student_t_df:  # its multiplier from its residual to the model before it
             v_i = float(self._data.v[i]) / h.scale**2
@@ -911,8 +938,43 @@ class GaussianProcess:
         if self.n == 0:
             return np.zeros(Z.shape[0]), prior, np.zeros((0, Z.shape[0]))
         Kzx = h.signal_var * h.kernel(Z, self.X)
-        V = linalg.solve_triangular(self._L, Kzx.T, lower=True)
+        # the factor and the kernel values are finite by construction: no check per call
+        V = linalg.solve_triangular(self._L, Kzx.T, lower=True, check_finite=False)
         return Kzx @ self._alpha, prior - np.sum(V * V, axis=0), V
+
+    def posterior_grad(self, z: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray] | None:
+        """Posterior mean and variance at one point ``z`` in reward units, and their gradients
+        in ``z`` (the acquisition optimiser's analytic gradient): with ``k`` the kernel vector,
+        ``dk`` its Jacobian, ``v = L^{-1} k`` and ``w = L^{-T} v``, the mean's gradient is
+        ``dk^T alpha`` and the variance's ``-2 dk^T w``. ``None`` for a model without one (a
+        kernel with no gradient, input or output warping): the caller differences instead.
+
+        Parameters
+        ----------
+        z : ndarray of shape (dim,)
+
+        Returns
+        -------
+        (float, float, ndarray, ndarray) or None
+            mean, variance, d mean / dz, d variance / dz.
+        """
+        h = self.hyper
+        grad = getattr(h.kernel, "value_and_grad", None)
+        if grad is None or self._warp is not None:
+            return None
+        if self.n == 0:
+            zero = np.zeros(self.dim)
+            return h.centre, h.signal_var * h.scale**2, zero, zero.copy()
+        kg = grad(z, self.X)
+        if kg is None:
+            return None
+        k, dk = h.signal_var * kg[0], h.signal_var * kg[1]
+        v = linalg.solve_triangular(self._L, k, lower=True, check_finite=False)
+        w = linalg.solve_triangular(self._L, v, lower=True, trans="T", check_finite=False)
+        var = h.signal_var - float(v @ v)
+        dvar = -2.0 * (dk.T @ w) if var > 0.0 else np.zeros(self.dim)
+        mean = h.centre + h.scale * float(k @ self._alpha)
+        return mean, max(var, 0.0) * h.scale**2, h.scale * (dk.T @ self._alpha), dvar * h.scale**2
 
     def difference(self, Z: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of ``f(Z) - f(z0)`` in reward units (the joint
@@ -976,7 +1038,9 @@ class GaussianProcess:
 
         def posterior(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             mean, var, V = self._mean_var(Z)
-            W = linalg.solve_triangular(LP, h.signal_var * h.kernel(P, Z) - C.T @ V, lower=True)
+            W = linalg.solve_triangular(
+                LP, h.signal_var * h.kernel(P, Z) - C.T @ V, lower=True, check_finite=False
+            )
             var = var - np.sum(W * W, axis=0)
             if shift is not None:
                 mean = mean + W.T @ shift

@@ -299,6 +299,29 @@ class ARDMatern52:
         """Return ``k(x, x) = 1`` for every row of ``X``."""
         return np.ones(np.atleast_2d(X).shape[0])
 
+    def value_and_grad(self, z: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``k(z, X[i])`` and its gradient in ``z``, shapes ``(n,)`` and ``(n, dim)``: with
+        ``s2_i = sum_d (z_d - X_id)^2 c_d^2`` (``c`` the coordinates' inverse scaled
+        lengthscales), ``dk_i / dz = 2 dk/ds2 (s2_i) c^2 (z - X_i)``. Not for a warped kernel
+        (``None`` is returned: the caller differences instead).
+
+        Parameters
+        ----------
+        z : ndarray of shape (dim,)
+        X : ndarray of shape (n, dim)
+
+        Returns
+        -------
+        (ndarray, ndarray) or None
+        """
+        if self.warping:
+            return None
+        diff = np.asarray(z, dtype=float)[None, :] - X
+        c2 = self._scale**2
+        s2 = (diff * diff) @ c2
+        dk = (2.0 * self.d_sq_dist(s2))[:, None] * (diff * c2)
+        return self.from_sq_dist(s2), dk
+
     def with_lengthscales(self, lengthscales, warping=None) -> ARDMatern52:
         """Return a copy with other lengthscales (and, when given, another warping)."""
         return ARDMatern52(

@@ -425,6 +425,31 @@ class RewardScale:
         factor = (self.hi - self.lo) / (1.0 if self.unit else 2.0)
         return np.asarray(sd, dtype=float) * abs(factor)
 
+    def affine_to(self, other: RewardScale) -> tuple[float, float] | None:
+        """``(a, b)`` with ``other(v) = a self(v) + b`` for every score ``v``; ``None`` when
+        no such map exists (a clipped or a constant scale, or another direction).
+
+        Parameters
+        ----------
+        other : RewardScale
+
+        Returns
+        -------
+        (float, float) or None
+        """
+        if (
+            self.clip
+            or other.clip
+            or self.sign != other.sign
+            or not self.hi > self.lo
+            or not other.hi > other.lo
+        ):
+            return None
+        r0, r1 = self(np.array([self.lo, self.hi]))
+        s0, s1 = other(np.array([self.lo, self.hi]))
+        a = float((s1 - s0) / (r1 - r0))
+        return a, float(s0 - a * r0)
+
     def __call__(self, values) -> np.ndarray:
         """Rewards of ``values``; infinite scores are clipped to ``[lo, hi]`` first."""
         v = np.asarray(values, dtype=float)
@@ -455,8 +480,18 @@ class Replay:
         self._context: Hashable | None = None
         self._keys: list[Hashable] = []
         self._optimizer: BaseOptimizer | None = None
+        self._scale: RewardScale | None = None
         #: Number of full rebuilds so far (for tests and benchmarks).
         self.n_rebuilds = 0
+
+    def _rescale(self, scale: RewardScale | None, exact: np.ndarray | None) -> bool:
+        """Map the cached optimizer's told rewards into ``scale``; whether it could be done
+        (not with a failure's exact penalty told: it stays the lowest reward of each scale)."""
+        if scale is None or self._scale is None or (exact is not None and np.any(exact)):
+            return False
+        affine = self._scale.affine_to(scale)
+        assert self._optimizer is not None
+        return affine is not None and self._optimizer.rescale(*affine)
 
     def sync(
         self,
@@ -466,8 +501,14 @@ class Replay:
         X: np.ndarray,
         rewards: np.ndarray,
         exact: np.ndarray | None = None,
+        scale: RewardScale | None = None,
     ) -> BaseOptimizer:
         """Return an optimizer told exactly ``(X, rewards)`` in order, pending points cleared.
+
+        When only the reward ``scale`` changed (the observed range of a study without a
+        declared one grew), an optimizer whose model an affine map of its rewards leaves
+        unchanged (:meth:`~privtune.optimizers.base.BaseOptimizer.rescale`) has its told
+        rewards mapped instead of being rebuilt; otherwise a new scale rebuilds it.
 
         Parameters
         ----------
@@ -483,6 +524,8 @@ class Replay:
         exact : ndarray of bool of shape (n,), optional
             Rows whose reward is exact (a failure's penalty, which no curator released): told
             with noise variance 0 instead of the optimizer's ``noise_var``.
+        scale : RewardScale, optional
+            The scale ``rewards`` are in (part of the context, see above).
 
         Returns
         -------
@@ -496,12 +539,15 @@ class Replay:
             and len(keys) >= n_old
             and keys[:n_old] == self._keys
         )
+        if reuse and scale != self._scale:
+            reuse = self._rescale(scale, None if exact is None else exact[:n_old])
         if not reuse:
             self._optimizer = factory()
             self._context = context
             self._keys = []
             n_old = 0
             self.n_rebuilds += 1
+        self._scale = scale
         opt = self._optimizer
         assert opt is not None
         opt.clear_pending()
@@ -525,6 +571,7 @@ class Replay:
         self._context = None
         self._keys = []
         self._optimizer = None
+        self._scale = None
         self.n_rebuilds = 0
 
 
@@ -792,12 +839,13 @@ class TuningEngine:
         scale = self.scale(ok, maximize=maximize)
         replay = self._replays.setdefault(stream, Replay())
         opt = replay.sync(
-            (context, scale, _hashable(seed), noise_seed),
+            (context, _hashable(seed), noise_seed),
             lambda: self.build(space, seed=seed, noise_seed=noise_seed),
             keys,
             X,
             self.rewards(scale, values, failed),
             failed,
+            scale,
         )
         return opt, scale
 

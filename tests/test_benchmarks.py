@@ -202,6 +202,9 @@ def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
     from benchmarks import optuna_overhead
 
     result = optuna_overhead.main(["--quick", "--out", str(tmp_path)])
+    for name in ("privtune", "tpe"):
+        assert result["seconds_per_trial"][name]["12"] > 0
+    assert result["trial_ratio"]["tpe"]["12"] > 0
     timings = result["seconds_per_sample_relative"]
     for name in [*optuna_overhead.PRIVTUNE, "tpe"]:
         for row in timings[name].values():

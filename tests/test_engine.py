@@ -43,6 +43,21 @@ def test_a_cached_and_a_rebuilt_model_propose_the_same_point():
     np.testing.assert_array_equal(a, b)
 
 
+def test_a_new_observed_range_maps_the_rewards_unless_a_failure_was_told():
+    """Without a value_range the reward scale is the observed range. A new extreme maps the
+    cached model's rewards (the default model standardises them); a failure is told the lowest
+    reward of the scale, which an affine map would not keep there, so then the model is
+    rebuilt."""
+    X, y = history(6)
+    y[5] = 2.0  # a new best: the range moves
+    for failed, rebuilds in ((None, 1), (np.arange(6) == 1, 2)):
+        engine = TuningEngine("gp-ucb", n_startup=3)
+        first = None if failed is None else failed[:5]
+        engine.sync("s", SPACE, range(5), X[:5], y[:5], failed=first, seed=1)
+        engine.sync("s", SPACE, range(6), X, y, failed=failed, seed=1)
+        assert engine.replay("s").n_rebuilds == rebuilds
+
+
 def test_the_ask_policy_is_uniform_until_n_startup_rewards():
     X, y = history(4)
     engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=5)

@@ -58,3 +58,23 @@ def test_ml2_recovers_the_lengthscale_of_a_gp_sample():
     y = f + 0.05 * rng.standard_normal(80)
     fitted = fit_lengthscale(SE(0.5), X, y, lam=0.05**2)
     assert 0.05 < fitted.lengthscale < 0.2
+
+
+def test_the_ard_kernel_gradient_matches_central_differences():
+    from privtune.cube import Block
+    from privtune.kernels import ARDMatern52
+
+    layout = (Block(0, 1), Block(1, 3, "categorical"), Block(3, 4))
+    k = ARDMatern52((0.3, 0.7, 1.5), layout)
+    rng = np.random.default_rng(0)
+    X, z = rng.random((6, 4)), rng.random(4)
+    value, grad = k.value_and_grad(z, X)
+    assert np.allclose(value, k(z[None, :], X)[0], atol=1e-14)
+    h = 1e-6
+    for d in range(4):
+        e = np.zeros(4)
+        e[d] = h
+        fd = (k((z + e)[None, :], X)[0] - k((z - e)[None, :], X)[0]) / (2 * h)
+        assert np.allclose(grad[:, d], fd, atol=1e-7)
+    warped = ARDMatern52((0.3,), (Block(0, 1),), ((2.0, 1.0),))
+    assert warped.value_and_grad(z[:1], X[:, :1]) is None

@@ -825,3 +825,22 @@ def test_the_recommended_untuned_values_come_back_exactly_as_enqueued():
     )
     study.optimize(objective, 6)
     assert sampler.recommend(study, baseline=0) == {"tol": 1e-4}
+
+
+def test_a_new_extreme_score_maps_the_cached_model_instead_of_rebuilding_it():
+    """Without a declared value_range the reward scale is the observed range: each new best
+    or worst score moves it. The default model standardises its rewards, so the cached
+    optimizer's rewards are mapped to the new scale instead of the whole history being
+    replayed and refitted; a fresh sampler (which replays) proposes the same configuration
+    (to 1e-6: the two fits agree up to rounding)."""
+    sampler = PrivateGPUCBSampler(seed=0, n_startup_trials=3)
+    study = optuna.create_study(sampler=sampler, direction="maximize", study_name="r")
+    study.optimize(quadratic, n_trials=15)
+    values = [t.value for t in study.trials]
+    assert len({max(values[:i]) for i in range(4, 16)}) > 1  # the range moved
+    assert sampler.engine.replay((study._study_id, study.study_name)).n_rebuilds == 1
+    space = sampler.infer_relative_search_space(study, study.trials[-1])
+    frozen = study._storage.get_trial(study._storage.create_new_trial(study._study_id))
+    cached = sampler.sample_relative(study, frozen, space)
+    fresh = PrivateGPUCBSampler(seed=0, n_startup_trials=3).sample_relative(study, frozen, space)
+    assert cached == pytest.approx(fresh, abs=1e-6)

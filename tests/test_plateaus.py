@@ -86,16 +86,16 @@ def _proposals_on_plateau(seed, kwargs, n, epsilon=None) -> tuple[float, float]:
 def test_the_plateau_case_is_escaped_with_the_default_and_not_without_the_rule():
     """Ten told points on the plateau (the failing seed of the issue: every start-up point on
     it), then up to 30 proposals. With the tuning defaults the good corner (value > 0.5) is
-    found in 9 of seeds 0 to 9 (measured: first at proposals 4 to 29; log-EI over the best
-    told score finds it in 9 as well); the bound, 8, leaves one seed of margin for
-    floating-point differences between machines, which move these trajectories. With the rule
-    off, in seeds 0 to 5 the proposals refine the jitter (median distance to the nearest told
-    point 0.03 to 0.14 over 20 proposals, measured) and none finds it."""
+    found in 10 of seeds 0 to 9 (measured; 9 with finite-difference gradients in the
+    acquisition optimiser); the bound, 8, leaves two seeds of margin for floating-point
+    differences between machines, which move these trajectories. With the rule off, in seeds
+    0 to 5 the proposals stay near the told points (median distance to the nearest told point
+    0.03 to 0.22 over 20 proposals, measured) and none finds it."""
 
     assert sum(_proposals_on_plateau(seed, None, 30)[0] > 0.5 for seed in range(10)) >= 8
     for seed in range(6):
         best, median_gap = _proposals_on_plateau(seed, {"min_skill": None}, 20)
-        assert best < 0.11 and median_gap < 0.15
+        assert best < 0.11 and median_gap < 0.25
 
 
 def test_the_rule_is_off_under_known_noise():

@@ -317,6 +317,22 @@ class BaseOptimizer:
             self._observe(xi, float(yi))
             self._after_observe()
 
+    def rescale(self, a: float, b: float) -> bool:
+        """Map every told reward ``y`` to ``a y + b`` (``a > 0``) without refitting, when
+        that leaves the model and the proposals those of a fresh optimizer told the mapped
+        rewards (up to rounding); returns whether it was done (here: never, the caller
+        rebuilds). Used when the reward scale of a study without a declared value range moves.
+
+        Parameters
+        ----------
+        a, b : float
+
+        Returns
+        -------
+        bool
+        """
+        return False
+
     def clear_pending(self) -> None:
         """Forget every pending point (a caller that passes the current ones to each ask)."""
         self._pending.clear()
@@ -536,6 +552,12 @@ class BaseOptimizer:
     def _posterior(self, X: np.ndarray, P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def _posterior_grad(self, z: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray] | None:
+        """Posterior mean and variance at one point and their gradients in it, for the
+        acquisition optimiser's analytic gradient; ``None`` (the default) for a model without
+        them: the optimiser differences the acquisition instead."""
+        return None
+
     def _mean(self, X: np.ndarray) -> np.ndarray:
         """Posterior mean only (subclasses skip the variance, the costly part)."""
         return self._posterior(X, None)[0]
@@ -588,11 +610,24 @@ class BaseOptimizer:
                 values = np.where(seen, -np.inf, values)
             return values
 
-        # one batched call per gradient (the point and a step along each real coordinate)
-        # instead of scipy's single-point finite differences
-        return self._maximize(acq, C, batched_gradient=True)
+        def value_and_grad(z: np.ndarray) -> tuple[float, np.ndarray] | None:
+            post = self._posterior_grad(z) if P is None else None
+            if post is None or z.tobytes() in told:
+                return None
+            mean, var, d_mean, d_var = post
+            out = acquisition.derivatives(mean, var, state)
+            if out is None:
+                return None
+            value, a_mean, a_var = out
+            return value, a_mean * d_mean + a_var * d_var
 
-    def _maximize(self, acq, C: np.ndarray | None, *, batched_gradient: bool = False):
+        # the analytic gradient where the model and the acquisition have one; elsewhere one
+        # batched call per gradient (the point and a step along each real coordinate)
+        return self._maximize(acq, C, batched_gradient=True, value_and_grad=value_and_grad)
+
+    def _maximize(
+        self, acq, C: np.ndarray | None, *, batched_gradient: bool = False, value_and_grad=None
+    ):
         """Maximise ``acq`` over ``C`` or the cube with this optimizer's settings (raw samples,
         restarts, snap, anchors at the best told points, its generator)."""
         return maximize(
@@ -607,6 +642,7 @@ class BaseOptimizer:
             n_restarts=self.n_restarts,
             anchors=self._anchors(),
             batched_gradient=batched_gradient,
+            value_and_grad=value_and_grad,
         )
 
     def reseed(self, seed) -> None:

@@ -71,6 +71,9 @@ class _ExactGPOptimizer(KernelOptimizer):
     def _mean(self, X):
         return self._gp.mean(X)
 
+    def _posterior_grad(self, z):
+        return self._gp.posterior_grad(z)
+
     def _difference(self, X, x0):
         return self._gp.difference(X, x0)
 
@@ -88,6 +91,19 @@ class _ExactGPOptimizer(KernelOptimizer):
         if self.surrogate != "fitted" or self.t < 2:
             return None
         return self._gp.fitted_noise_var()
+
+    def rescale(self, a: float, b: float) -> bool:
+        # The fitted model standardises its rewards: an affine map of exact rewards moves the
+        # standardisation and nothing else. Not the papers' fixed model, not a truncation, not
+        # known noise variances (reward units) nor an output warp (checked by the model).
+        untruncated = type(self)._transform_reward is _ExactGPOptimizer._transform_reward
+        if not (a > 0 and self.surrogate == "fitted" and untruncated and not any(self._v)):
+            return False
+        if not self._gp.rescale(a, b):
+            return False
+        self._y = [a * y + b for y in self._y]
+        self._y_used = [a * y + b for y in self._y_used]
+        return True
 
     def _rebuild(self) -> None:
         self._gp = self._new_gp()
