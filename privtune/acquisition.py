@@ -428,6 +428,9 @@ _PASSES = 3
 #: The raw sampling schemes.
 RAW_SAMPLING = ("uniform", "sobol")
 
+#: How the acquisition optimiser picks its local searches' starts (:func:`maximize`).
+START_RULES = ("top", "spread")
+
 
 def raw_samples(rng: np.random.Generator, n: int, dim: int, scheme: str = "uniform") -> np.ndarray:
     """``n`` raw samples in ``[0, 1]^dim``: uniform, or a scrambled Sobol sequence seeded from
@@ -456,6 +459,8 @@ def maximize(
     maxiter: int = 50,
     batched_gradient: bool = False,
     value_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray] | None] | None = None,
+    start_rule: str = "top",
+    incumbents: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return the maximiser of ``acq`` over the candidates or over ``[0, 1]^dim``.
 
@@ -490,7 +495,8 @@ def maximize(
         Extra raw samples, e.g. Gaussian perturbations of the best observed points, so that
         the search looks near the incumbent as well as everywhere.
     maxiter : int, default=50
-        L-BFGS-B iterations per continuous step.
+        L-BFGS-B iterations per continuous step (a local search alternates at most three
+        continuous and discrete steps).
     batched_gradient : bool, default=False
         Give L-BFGS-B a forward-difference gradient computed by one call of ``acq`` on the
         ``k + 1`` points ``x, x + h e_1, ..., x + h e_k`` over the ``k`` real coordinates (one
@@ -500,6 +506,14 @@ def maximize(
         ``x -> (acq(x), gradient of acq at x over all dim coordinates)`` at one point of the
         cube, or ``None`` where it has none: L-BFGS-B then uses this analytic gradient, and the
         difference quotients of ``batched_gradient`` only where it returns ``None``.
+    start_rule : {"top", "spread"}, default="top"
+        The starts of the local searches: ``"top"``, the ``n_restarts`` best of the raw
+        samples and anchors; ``"spread"``, Optuna's GPSampler's rule: the best raw sample,
+        then draws without replacement with probability proportional to ``exp(acq - max
+        acq)`` (the acquisition's values taken as logarithms), and the ``incumbents`` as they
+        are, ``n_restarts`` in all (anchors are not used).
+    incumbents : ndarray of shape (k, dim), optional
+        Starts of the ``"spread"`` rule besides the raw samples (e.g. the best told point).
 
     Returns
     -------
@@ -519,16 +533,27 @@ def maximize(
             grid = grid[np.sort(np.unique(grid, axis=0, return_index=True)[1])]
         return np.array(grid[argmax_random_tie(acq(grid), rng)], dtype=float)
 
+    if start_rule not in START_RULES:
+        raise ValueError(f"start_rule must be one of {START_RULES}, got {start_rule!r}.")
     raw = raw_samples(rng, n_raw, dim, raw_sampling)
-    if anchors is not None and len(anchors):
+    if anchors is not None and len(anchors) and start_rule == "top":
         raw = np.vstack([raw, np.clip(anchors, 0.0, 1.0)])
     if snap is not None:
         raw = snap(raw)
     values = acq(raw)
     order = np.argsort(-values)
     best_x, best_v = raw[order[0]], float(values[order[0]])
+    if start_rule == "spread":
+        extra = np.zeros((0, dim)) if incumbents is None else np.asarray(incumbents, float)
+        if extra.size:
+            raw = np.vstack([raw, extra])
+            values = np.append(values, acq(extra))
+        order = _spread_starts(values[:n_raw], rng, max(n_restarts - len(extra), 1))
+        order = np.append(order, np.arange(n_raw, n_raw + len(extra))).astype(int)
     for i in order[: max(n_restarts, 0)]:
         x, v = raw[i], float(values[i])
+        if not math.isfinite(v):
+            continue  # an excluded point (told or pending): no local search from it
         for _ in range(_PASSES):
             x_new, v_new = x, v
             if real.size:
@@ -545,6 +570,20 @@ def maximize(
         if v > best_v:
             best_x, best_v = x, v
     return np.array(best_x, dtype=float)
+
+
+def _spread_starts(values: np.ndarray, rng: np.random.Generator, k: int) -> np.ndarray:
+    """The best row, then up to ``k - 1`` rows drawn without replacement with probability
+    proportional to ``exp(values - max)`` (Optuna's GPSampler's roulette)."""
+    finite = np.where(np.isfinite(values), values, -np.inf)
+    best = int(np.argmax(finite))
+    probs = np.exp(finite - finite[best])
+    probs[best] = 0.0
+    n_more = min(k - 1, int(np.count_nonzero(probs > 0.0)))
+    if n_more <= 0:
+        return np.array([best])
+    more = rng.choice(values.size, size=n_more, replace=False, p=probs / probs.sum())
+    return np.append(best, more)
 
 
 def _enumerate(finite: Sequence[Block], dim: int) -> np.ndarray:

@@ -100,6 +100,9 @@ __all__ = [
     "refit_point",
 ]
 
+#: The families of :class:`Priors`.
+PRIOR_FAMILIES = ("lognormal", "optuna")
+
 #: Refit at every tell while there are at most this many rewards.
 REFIT_EVERY_TELL_UNTIL = 100
 #: Beyond, refit when the number of rewards has grown by this fraction since the last fit.
@@ -149,6 +152,12 @@ class Priors:
     mean_scale : float, default=inf
         ``c ~ N(0, mean_scale^2)`` for the constant mean: ``inf`` leaves ``c`` to the data
         (its generalised-least-squares value), ``0`` fixes it at the told rewards' mean.
+    family : {"lognormal", "optuna"}, default="lognormal"
+        The priors of the lengthscales and the signal variance: ``"lognormal"`` as above;
+        ``"optuna"`` those of Optuna's GPSampler, ``-ln p = 0.1 (l_b^2 + l_b^-2)`` per
+        lengthscale (mode 1 whatever the dimension, steep on both sides) and
+        ``s2 ~ Gamma(2, 1)`` (``lengthscale_*`` and ``signal_var_scale`` are then not used),
+        for comparisons with it.
     """
 
     lengthscale_loc: float = math.sqrt(2.0)
@@ -159,12 +168,15 @@ class Priors:
     min_nugget: float = 1e-6
     warping_scale: float = math.sqrt(0.75)
     mean_scale: float = math.inf
+    family: str = "lognormal"
 
     def log_lengthscale_loc(self, n_blocks: int) -> float:
         """The prior's location of ``ln l_b`` for ``n_blocks`` parameters."""
         return self.lengthscale_loc + 0.5 * math.log(max(n_blocks, 1))
 
     def __post_init__(self) -> None:
+        if self.family not in PRIOR_FAMILIES:
+            raise ValueError(f"family must be one of {PRIOR_FAMILIES}, got {self.family!r}.")
         if not (isinstance(self.mean_scale, (int, float)) and self.mean_scale >= 0.0):
             raise ValueError(
                 "mean_scale must be a number >= 0 (0 fixes the constant mean at the told "
@@ -186,8 +198,25 @@ class Priors:
         return 0.5 * c * c / self.mean_scale**2
 
     def lengthscale_mode(self, n_blocks: int) -> float:
-        """The mode of the log-normal lengthscale prior, ``exp(loc - scale^2)``."""
+        """The mode of the lengthscale prior: ``exp(loc - scale^2)`` for the log-normal, 1
+        for Optuna's."""
+        if self.family == "optuna":
+            return 1.0
         return math.exp(self.log_lengthscale_loc(n_blocks) - self.lengthscale_scale**2)
+
+    def penalty(self, theta_ls: np.ndarray, theta_s2: float) -> tuple[float, np.ndarray, float]:
+        """The negative log prior of ``ln l`` and ``ln s2`` (up to constants) and its
+        gradients in them."""
+        if self.family == "optuna":
+            l2 = np.exp(2.0 * theta_ls)
+            s2 = math.exp(theta_s2)
+            nll = 0.1 * float(np.sum(l2 + 1.0 / l2)) + s2 - theta_s2
+            return nll, 0.2 * (l2 - 1.0 / l2), s2 - 1.0
+        # log-normal density of l (not of ln l: its mode, not its median, is the prior's pull)
+        t_ls = theta_ls - self.log_lengthscale_loc(theta_ls.size)
+        nll = float(t_ls @ t_ls) / (2.0 * self.lengthscale_scale**2) + float(np.sum(theta_ls))
+        nll += theta_s2**2 / (2.0 * self.signal_var_scale**2)
+        return nll, t_ls / self.lengthscale_scale**2 + 1.0, theta_s2 / self.signal_var_scale**2
 
 
 @dataclass(frozen=True)
@@ -290,7 +319,6 @@ class MapObjective:
         # per-block squared distances, (G, n * n): computed once per fit (a warped block's
         # row at each evaluation)
         self.D = ARDMatern52((1.0,) * self.G, layout).block_sq_dists(X).reshape(self.G, -1)
-        self.loc = priors.log_lengthscale_loc(self.G)
 
     def warping(self, theta: np.ndarray) -> tuple[tuple[float, float] | None, ...]:
         """The kernel's ``warping`` of ``theta`` (empty without warped blocks)."""
@@ -340,12 +368,10 @@ class MapObjective:
         grad[G] = 0.5 * s2 * float(np.sum(W * M))
         gg = g - priors.min_nugget
         grad[G + 1] = 0.5 * gg * float(np.diagonal(W) @ self.m)
-        # log-normal density of l (not of ln l: its mode, not its median, is the prior's pull)
-        t_ls = theta[:G] - self.loc
-        nll += float(t_ls @ t_ls) / (2.0 * priors.lengthscale_scale**2) + float(np.sum(theta[:G]))
-        grad[:G] += t_ls / priors.lengthscale_scale**2 + 1.0
-        nll += theta[G] ** 2 / (2.0 * priors.signal_var_scale**2)
-        grad[G] += theta[G] / priors.signal_var_scale**2
+        prior, d_ls, d_s2 = priors.penalty(theta[:G], float(theta[G]))
+        nll += prior
+        grad[:G] += d_ls
+        grad[G] += d_s2
         a_g, b_g = priors.nugget_concentration, priors.nugget_rate
         nll += -(a_g - 1.0) * math.log(gg) + b_g * gg
         grad[G + 1] += (-(a_g - 1.0) / gg + b_g) * gg

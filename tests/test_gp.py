@@ -519,3 +519,23 @@ def test_an_affine_map_of_the_rewards_leaves_the_model_as_a_refit_gives_it():
     noisy = GaussianProcess.fitted(1, continuous_layout(1), Priors())
     noisy.add(np.array([0.5]), 1.0, noise_var=0.1)
     assert not noisy.rescale(2.0, 0.0)  # a known noise variance is in reward units
+
+
+@pytest.mark.parametrize("family", ["lognormal", "optuna"])
+def test_the_prior_penalty_gradient_matches_central_differences(family):
+    priors = Priors(family=family)
+    theta, s2 = np.array([-1.0, 0.3, 1.2]), 0.4
+    _, d_ls, d_s2 = priors.penalty(theta, s2)
+    h = 1e-6
+    for i in range(3):
+        e = h * np.eye(3)[i]
+        fd = (priors.penalty(theta + e, s2)[0] - priors.penalty(theta - e, s2)[0]) / (2 * h)
+        assert d_ls[i] == pytest.approx(fd, abs=1e-6)
+    fd = (priors.penalty(theta, s2 + h)[0] - priors.penalty(theta, s2 - h)[0]) / (2 * h)
+    assert d_s2 == pytest.approx(fd, abs=1e-6)
+
+
+def test_optunas_priors_start_and_pull_towards_unit_lengthscales():
+    assert Priors(family="optuna").lengthscale_mode(9) == 1.0
+    with pytest.raises(ValueError, match="family must be one of"):
+        Priors(family="gamma")

@@ -381,3 +381,12 @@ def test_a_qff_search_takes_the_old_privacy_beta_key_with_a_warning():
     assert new.build(space, noise_seed=0).privacy_beta == 0.2
     with pytest.warns(FutureWarning, match="privacy_beta"):
         assert old.build(space, noise_seed=0).privacy_beta == 0.2
+
+
+def test_the_acquisition_optimiser_settings_are_checked():
+    from privtune.optimizers import GPUCB
+
+    with pytest.raises(ValueError, match="acq_maxiter must be an integer >= 1"):
+        GPUCB(2, acq_maxiter=0)
+    with pytest.raises(ValueError, match="start_rule must be one of"):
+        GPUCB(2, start_rule="best")

@@ -31,6 +31,7 @@ from scipy import special
 from .._checks import check_bool, check_float, check_int, check_seed
 from ..acquisition import (
     RAW_SAMPLING,
+    START_RULES,
     Acquisition,
     AcquisitionState,
     argmax_random_tie,
@@ -160,6 +161,13 @@ class BaseOptimizer:
         The same under known noise, in [0, 1]: while no told reward stands out and the model
         attributes at most this share of the rewards' variance to the objective
         (:meth:`signal_share`). Default: off.
+    acq_maxiter : int, default=50
+        L-BFGS-B iterations per continuous step of the acquisition optimiser.
+    start_rule : {"top", "spread"}, default="top"
+        How the acquisition optimiser picks its starts
+        (:func:`privtune.acquisition.maximize`): the best raw samples and anchors, or
+        Optuna's GPSampler's rule (the best raw sample, a roulette over the others and the
+        best told point).
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -181,6 +189,8 @@ class BaseOptimizer:
         acquisition: str | Acquisition = "ucb",
         min_skill: float | None = None,
         min_signal: float | None = None,
+        acq_maxiter: int = 50,
+        start_rule: str = "top",
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -205,6 +215,10 @@ class BaseOptimizer:
             if min_signal is None
             else check_float("min_signal", min_signal, low=0.0, high=1.0, closed_low=True)
         )
+        self.acq_maxiter = check_int("acq_maxiter", acq_maxiter)
+        if start_rule not in START_RULES:
+            raise ValueError(f"start_rule must be one of {START_RULES}, got {start_rule!r}.")
+        self.start_rule = start_rule
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -641,8 +655,11 @@ class BaseOptimizer:
             n_raw=self.n_raw_samples,
             n_restarts=self.n_restarts,
             anchors=self._anchors(),
+            maxiter=self.acq_maxiter,
             batched_gradient=batched_gradient,
             value_and_grad=value_and_grad,
+            start_rule=self.start_rule,
+            incumbents=self._incumbents(),
         )
 
     def reseed(self, seed) -> None:
@@ -730,6 +747,18 @@ class BaseOptimizer:
             if x.tobytes() not in seen:
                 break
         return x
+
+    def _incumbents(self) -> np.ndarray | None:
+        """The best told point (by told reward), a start of the ``"spread"`` rule, its real
+        coordinates moved 1e-6 towards the centre (with exact scores the told point itself is
+        excluded from the search)."""
+        if self.t == 0 or self.start_rule != "spread":
+            return None
+        x = self.X[int(np.argmax(self.y))].copy()
+        for b in self.layout:
+            if b.kind == "real":
+                x[b.slice] += 1e-6 * np.sign(0.5 - x[b.slice])
+        return x[None, :]
 
     def _anchors(self) -> np.ndarray | None:
         """Perturbations of the best told points, extra raw samples for the acquisition."""
