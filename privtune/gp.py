@@ -102,6 +102,8 @@ __all__ = [
 
 #: The families of :class:`Priors`.
 PRIOR_FAMILIES = ("lognormal", "optuna")
+#: Where a fit of :class:`Priors` starts.
+FIT_STARTS = ("mode", "unit")
 
 #: Refit at every tell while there are at most this many rewards.
 REFIT_EVERY_TELL_UNTIL = 100
@@ -156,8 +158,13 @@ class Priors:
         The priors of the lengthscales and the signal variance: ``"lognormal"`` as above;
         ``"optuna"`` those of Optuna's GPSampler, ``-ln p = 0.1 (l_b^2 + l_b^-2)`` per
         lengthscale (mode 1 whatever the dimension, steep on both sides) and
-        ``s2 ~ Gamma(2, 1)`` (``lengthscale_*`` and ``signal_var_scale`` are then not used),
-        for comparisons with it.
+        ``s2 ~ Gamma(2, 1)`` (``lengthscale_*`` and ``signal_var_scale`` are then not used).
+    fit_start : {"mode", "unit"}, default="mode"
+        Where the fit starts: ``"mode"``, at the prior's mode and, up to
+        :data:`REFIT_EVERY_TELL_UNTIL` rewards, also at 4 times its lengthscales; ``"unit"``,
+        once at unit lengthscales, signal variance and nugget (Optuna's GPSampler's first fit).
+    fit_gtol : float, optional
+        L-BFGS-B's gradient tolerance in the fit (default: scipy's; GPSampler's is 1e-2).
     """
 
     lengthscale_loc: float = math.sqrt(2.0)
@@ -169,6 +176,8 @@ class Priors:
     warping_scale: float = math.sqrt(0.75)
     mean_scale: float = math.inf
     family: str = "lognormal"
+    fit_start: str = "mode"
+    fit_gtol: float | None = None
 
     def log_lengthscale_loc(self, n_blocks: int) -> float:
         """The prior's location of ``ln l_b`` for ``n_blocks`` parameters."""
@@ -177,6 +186,12 @@ class Priors:
     def __post_init__(self) -> None:
         if self.family not in PRIOR_FAMILIES:
             raise ValueError(f"family must be one of {PRIOR_FAMILIES}, got {self.family!r}.")
+        if self.fit_start not in FIT_STARTS:
+            raise ValueError(f"fit_start must be one of {FIT_STARTS}, got {self.fit_start!r}.")
+        if self.fit_gtol is not None and not (
+            isinstance(self.fit_gtol, (int, float)) and self.fit_gtol > 0
+        ):
+            raise ValueError(f"fit_gtol must be None or a number > 0, got {self.fit_gtol!r}.")
         if not (isinstance(self.mean_scale, (int, float)) and self.mean_scale >= 0.0):
             raise ValueError(
                 "mean_scale must be a number >= 0 (0 fixes the constant mean at the told "
@@ -461,6 +476,12 @@ def fit_hyperparameters(
     # two starts while a fit is cheap; beyond, the prior's mode alone (a fit at 1000 rewards
     # costs seconds per start)
     candidates = [mode, smoother] if n <= REFIT_EVERY_TELL_UNTIL else [mode]
+    if priors.fit_start == "unit":
+        unit = Hyperparameters(ARDMatern52((1.0,) * G, layout), 1.0, g_min + 1.0)
+        candidates = [pack(unit)]
+    options: dict[str, float] = {"maxiter": 200}
+    if priors.fit_gtol is not None:
+        options["gtol"] = float(priors.fit_gtol)
     best_theta, best_value = None, math.inf
     for theta0 in candidates:
         try:
@@ -472,7 +493,7 @@ def fit_hyperparameters(
                     jac=True,
                     method="L-BFGS-B",
                     bounds=bounds,
-                    options={"maxiter": 200},
+                    options=options,
                 )
         except (ValueError, linalg.LinAlgError, FloatingPointError):
             continue

@@ -529,3 +529,16 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
         assert abs(out["budgets"]["8"]["score"]["random"]) < 1e-9
     assert "regret_vs_random" in summary["heavy|none"]["budgets"]["8"]
     assert (tmp_path / "quick" / "tuning_suite.png").stat().st_size > 0
+
+
+def test_ablation_quick_mode_runs_both_ends_of_the_road(tmp_path):
+    from benchmarks import ablation
+
+    result = ablation.main(["--quick", "--out", str(tmp_path)])
+    assert set(result["table"]) == {"P", "G"}
+    for row in result["table"].values():
+        assert 0.0 < row["best"] <= 1.0 and 0 <= row["at_corner"] <= row["n"] == 1
+    # the two ends differ in every part
+    configs = ablation.configurations()
+    for part in ablation.GPSAMPLER_PARTS:
+        assert ablation._merge([part]) != configs["P"]
