@@ -539,3 +539,24 @@ def test_optunas_priors_start_and_pull_towards_unit_lengthscales():
     assert Priors(family="optuna").lengthscale_mode(9) == 1.0
     with pytest.raises(ValueError, match="family must be one of"):
         Priors(family="gamma")
+
+
+def test_the_fit_settings_are_checked():
+    with pytest.raises(ValueError, match="fit_start must be one of"):
+        Priors(fit_start="zero")
+    with pytest.raises(ValueError, match="fit_gtol must be None or a number > 0"):
+        Priors(fit_gtol=0.0)
+
+
+def test_gpsamplers_fit_from_unit_parameters_fits_the_data():
+    """``fit_start="unit"`` with a loose tolerance: one start, and a model that still explains
+    the rewards (in-sample RMSE below 10 % of their spread on a smooth function; tolerance
+    loose because the fit stops early by design)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2
+    gp = GaussianProcess.fitted(2, continuous_layout(2), Priors(fit_start="unit", fit_gtol=0.01))
+    for x, v in zip(X, y, strict=True):
+        gp.add(x, float(v))
+    mean, _ = gp.posterior(X)
+    assert np.sqrt(np.mean((mean - y) ** 2)) < 0.1 * np.std(y)
