@@ -84,7 +84,7 @@ def _proposals_on_plateau(seed, kwargs, n, epsilon=None) -> tuple[float, float]:
 
 
 def test_the_plateau_case_is_escaped_with_the_default_and_not_without_the_rule():
-    """Ten told points on the plateau (the failing seed of the issue: every start-up point on
+    """Ten told points on the plateau (a seed whose every start-up point lies on
     it), then up to 30 proposals. With the tuning defaults the good corner (value > 0.5) is
     found in 10 of seeds 0 to 9 (measured; 9 with finite-difference gradients in the
     acquisition optimiser); the bound, 8, leaves two seeds of margin for floating-point
@@ -123,7 +123,7 @@ def test_under_known_noise_scores_equal_within_their_noise_fill_the_space():
 
 
 def test_under_privacy_the_default_leaves_a_plateau_that_ucb_stays_on():
-    """The issue's failing case under privacy: ten released scores from the plateau (per-report
+    """The same case under privacy: ten released scores from the plateau (per-report
     epsilon 10 on a [0, 1] score: reward noise variance 0.08), then 30 proposals. UCB, the
     papers' acquisition, settles on a few noisy reports: with the private defaults' priors its
     proposals stay near told points (median distance to the nearest one 0.02 to 0.18 over
