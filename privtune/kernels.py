@@ -299,7 +299,7 @@ class ARDMatern52:
         """Return ``k(x, x) = 1`` for every row of ``X``."""
         return np.ones(np.atleast_2d(X).shape[0])
 
-    def value_and_grad(self, z: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def value_and_grad(self, z: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """``k(z, X[i])`` and its gradient in ``z``, shapes ``(n,)`` and ``(n, dim)``: with
         ``s2_i = sum_d (z_d - X_id)^2 c_d^2`` (``c`` the coordinates' inverse scaled
         lengthscales), ``dk_i / dz = 2 dk/ds2 (s2_i) c^2 (z - X_i)``. Not for a warped kernel
