@@ -339,15 +339,8 @@ TASKS: dict[str, Task] = {
             "rf_fractions_digits",
             "plateau",
             "digits",
-            lambda p, s: RandomForestClassifier(n_estimators=10, random_state=s, **p),
-            lambda: {
-                "max_depth": Integer(1, 15),
-                "max_features": Real(0.01, 0.99),
-                "min_samples_split": Real(0.01, 0.99),
-                "min_samples_leaf": Real(0.01, 0.49),
-                "min_weight_fraction_leaf": Real(0.01, 0.49),
-                "min_impurity_decrease": Real(0.0, 0.5),
-            },
+            _forest,
+            _fractions_space,
         ),
         _cv_task(
             "hgb_penalties_breast_cancer",
