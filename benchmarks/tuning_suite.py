@@ -638,6 +638,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         out: dict = {"methods": methods, "tasks": tasks, "budgets": {}}
         for n in map(str, args.checkpoints):
             per_task: dict[str, dict] = {}
+            scales: dict[str, tuple[float, float]] = {}  # random's mean loss, the best known
             for name in tasks:
                 task = TASKS[name]
                 runs = [r for r in group if r["task"] == name and n in r["picks"]]
@@ -654,17 +655,19 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                     continue
                 l_rand = float(np.mean(loss["random"]))
                 spread = l_rand - best_known
+                scales[name] = (l_rand, best_known)
                 per_task[name] = {
                     m: {
                         "loss": float(np.mean(v)),
                         "score": float(np.mean([100 * (1 - (x - best_known) / spread) for x in v]))
                         if spread > 0
                         else 100.0,
-                        "vs_random": _paired(runs, m, n, task),
+                        "vs_random": _paired(runs, m, "random", n, task),
                     }
                     for m, v in loss.items()
                     if v
                 }
+            seed_scores = _seed_scores(group, scales, n)
             ranks = {m: [] for m in methods}
             for cells in per_task.values():
                 order = sorted(cells, key=lambda m: cells[m]["loss"])
@@ -684,6 +687,24 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                     if any(m in c for c in per_task.values())
                 },
                 "mean_rank": {m: float(np.mean(v)) for m, v in ranks.items() if v},
+                "family_score": {
+                    m: {
+                        "mean": float(np.mean(list(s.values()))),
+                        "se": harness.standard_error(list(s.values())),
+                        "seeds": len(s),
+                    }
+                    for m, s in seed_scores.items()
+                    if s
+                },
+                "versus": {
+                    m: {
+                        o: _difference(seed_scores[m], seed_scores[o])
+                        for o in methods
+                        if o != m and seed_scores.get(o) and seed_scores.get(m)
+                    }
+                    for m in methods
+                },
+                "behind": _behind(group, methods, list(per_task), n),
                 "below_random": {
                     m: [t for t, c in per_task.items() if m in c and c[m]["vs_random"] == "below"]
                     for m in methods
@@ -711,11 +732,57 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     return harness.Report(result, _markdown(summary), lambda path: _plot(summary, path))
 
 
-def _paired(runs: list[dict], method: str, n: str, task: Task) -> str:
-    """``above``/``below``/``level``: the method's loss against random search's, paired by
-    seed, beyond two standard errors."""
+def _seed_scores(
+    group: list[dict], scales: dict[str, tuple[float, float]], n: str
+) -> dict[str, dict[int, float]]:
+    """Per method, the family's mean normalised score at budget ``n`` for each seed the method
+    ran on every task of ``scales`` (each task scored against random search's mean loss and the
+    best known loss, as the table is)."""
+    out: dict[str, dict[int, float]] = {}
+    for m in {r["method"] for r in group}:
+        by_seed: dict[int, dict[str, float]] = {}
+        for r in group:
+            if r["method"] != m or r["task"] not in scales or n not in r["picks"]:
+                continue
+            l_rand, best = scales[r["task"]]
+            spread = l_rand - best
+            loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
+            score = 100 * (1 - (loss - best) / spread) if spread > 0 else 100.0
+            by_seed.setdefault(r["seed"], {})[r["task"]] = score
+        out[m] = {
+            s: float(np.mean(list(v.values()))) for s, v in by_seed.items() if len(v) == len(scales)
+        }
+    return out
+
+
+def _behind(
+    group: list[dict], methods: list[str], tasks: list[str], n: str
+) -> dict[str, dict[str, list[str]]]:
+    """Per method, the tasks on which its loss at budget ``n`` is above another method's beyond
+    two standard errors (paired by seed), with those methods."""
+    out: dict[str, dict[str, list[str]]] = {m: {} for m in methods}
+    for t in tasks:
+        runs = [r for r in group if r["task"] == t and n in r["picks"]]
+        for m in methods:
+            ahead = [o for o in methods if o != m and _paired(runs, m, o, n, TASKS[t]) == "below"]
+            if ahead:
+                out[m][t] = ahead
+    return out
+
+
+def _difference(a: dict[int, float], b: dict[int, float]) -> dict:
+    """Mean and standard error of ``a - b`` over the seeds both have."""
+    diffs = [a[s] - b[s] for s in sorted(set(a) & set(b))]
+    if not diffs:
+        return {"mean": None, "se": None, "seeds": 0}
+    return {"mean": float(np.mean(diffs)), "se": harness.standard_error(diffs), "seeds": len(diffs)}
+
+
+def _paired(runs: list[dict], method: str, other: str, n: str, task: Task) -> str:
+    """``above``/``below``/``level``: the method's loss against ``other``'s, paired by seed,
+    beyond two standard errors."""
     mine = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == method}
-    rand = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == "random"}
+    rand = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == other}
     diffs = [rand[s] - mine[s] for s in mine if s in rand]
     if len(diffs) < 2:
         return "level"
@@ -755,6 +822,40 @@ def _markdown(summary: dict) -> str:
         for t, cells in last.items():
             vals = [f"{cells[m]['loss']:.4f}" if m in cells else "" for m in out["methods"]]
             lines.append(f"| {t} | " + " | ".join(vals) + " |")
+        lines += ["", "Family score over the seeds each method ran on every task (mean ± SE):", ""]
+        lines += ["| method | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
+        for m in out["methods"]:
+            cells = []
+            for n in budgets:
+                fs = out["budgets"][n]["family_score"].get(m)
+                cells.append(
+                    f"{harness.format_mean_se(fs['mean'], fs['se'], '.1f')} ({fs['seeds']})"
+                    if fs
+                    else ""
+                )
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        for ref in ("gp", "tpe"):
+            if ref not in out["methods"]:
+                continue
+            lines += ["", f"Family score minus {ref}'s, paired by seed (mean ± SE):", ""]
+            lines += ["| method | " + " | ".join(budgets) + " |"]
+            lines += ["|---" * (len(budgets) + 1) + "|"]
+            for m in out["methods"]:
+                vs = [out["budgets"][n]["versus"].get(m, {}).get(ref) for n in budgets]
+                if m == ref or not any(v and v["seeds"] for v in vs):
+                    continue
+                cells = [
+                    f"{harness.format_mean_se(v['mean'], v['se'], '+.1f')} ({v['seeds']})"
+                    if v and v["seeds"]
+                    else ""
+                    for v in vs
+                ]
+                lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        behind = out["budgets"][budgets[-1]]["behind"]
+        lines += ["", "Behind another method beyond two standard errors (last budget):", ""]
+        for m in out["methods"]:
+            found = "; ".join(f"{t} ({', '.join(o)})" for t, o in behind.get(m, {}).items())
+            lines.append(f"- {m}: {found or 'none'}")
         if "regret_vs_random" in out["budgets"][budgets[-1]]:
             reg = out["budgets"][budgets[-1]]["regret_vs_random"]
             lines += ["", "Regret relative to random search (geometric mean over tasks): "

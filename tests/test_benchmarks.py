@@ -526,7 +526,15 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
     assert set(summary) == {"plateau|none", "plateau|10", "heavy|none"}
     for out in summary.values():
         # random search is the zero of the normalised score, by construction
-        assert abs(out["budgets"]["8"]["score"]["random"]) < 1e-9
+        budget = out["budgets"]["8"]
+        assert abs(budget["score"]["random"]) < 1e-9
+        # over complete seeds the seed-level family score averages to the table's score
+        for m, fs in budget["family_score"].items():
+            assert fs["seeds"] == 2 and fs["mean"] == pytest.approx(budget["score"][m])
+        # paired differences are antisymmetric
+        ab, ba = budget["versus"]["privtune"]["random"], budget["versus"]["random"]["privtune"]
+        assert ab["seeds"] == 2 and ab["mean"] == pytest.approx(-ba["mean"])
+        assert set(budget["behind"]) == {"privtune", "random"}
     assert "regret_vs_random" in summary["heavy|none"]["budgets"]["8"]
     assert (tmp_path / "quick" / "tuning_suite.png").stat().st_size > 0
 
