@@ -66,6 +66,9 @@ class AcquisitionState:
     noise_sd : callable, optional
         ``() -> float``: the standard deviation of a told reward's noise as the model sees it
         (known plus fitted), in reward units; 0 by default.
+    exact : callable, optional
+        ``() -> bool``: whether the model judges the told rewards exact (no known noise and a
+        negligible fitted one); ``False`` by default.
     """
 
     def __init__(
@@ -74,12 +77,14 @@ class AcquisitionState:
         best_observed: Callable[[], float],
         best_mean: Callable[[], float],
         noise_sd: Callable[[], float] = lambda: 0.0,
+        exact: Callable[[], bool] = lambda: False,
     ) -> None:
         self._sources = {
             "beta": beta,
             "observed": best_observed,
             "mean": best_mean,
             "noise_sd": noise_sd,
+            "exact": exact,
         }
         self._values: dict[str, float] = {}
 
@@ -99,8 +104,11 @@ class AcquisitionState:
         return self._get("noise_sd")
 
     def incumbent(self, kind: str) -> float:
-        """The incumbent value: ``"observed"`` (best told reward) or ``"mean"`` (best posterior
-        mean among the told points)."""
+        """The incumbent value: ``"observed"`` (best told reward), ``"mean"`` (best posterior
+        mean among the told points) or ``"auto"`` (the first while the model judges the told
+        rewards exact, else the second)."""
+        if kind == "auto":
+            kind = "observed" if self._get("exact") else "mean"
         return self._get(kind)
 
 
@@ -122,7 +130,7 @@ class Acquisition:
         """Whether it reads the told rewards themselves (an ``"observed"`` incumbent), not
         only the posterior: a model whose told rewards are raw data under a privacy model
         (Dubey's joint DP) refuses such an acquisition."""
-        return getattr(self, "incumbent", None) == "observed"
+        return getattr(self, "incumbent", None) in ("observed", "auto")
 
     def __call__(self, mean: np.ndarray, var: np.ndarray, state: AcquisitionState) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - abstract
@@ -146,7 +154,7 @@ def _check_incumbent(incumbent: str) -> str:
 
 
 #: The incumbents of the improvement-based acquisitions (see :meth:`AcquisitionState.incumbent`).
-INCUMBENTS = ("observed", "mean")
+INCUMBENTS = ("observed", "mean", "auto")
 
 #: Floor of the posterior variance in EI and PI: keeps ``z`` finite at told points.
 _VAR_FLOOR = 1e-18
@@ -176,7 +184,7 @@ class ExpectedImprovement(Acquisition):
     ----------
     xi : float, default=0.0
         Margin over the incumbent.
-    incumbent : {"observed", "mean"}, default="observed"
+    incumbent : {"observed", "mean", "auto"}, default="observed"
         The best told reward (the textbook choice) or the best posterior mean among the told
         points (noise-aware: under heavy noise the best told reward is mostly a lucky draw).
     """
@@ -207,7 +215,7 @@ class ProbabilityOfImprovement(ExpectedImprovement):
     ----------
     xi : float, default=0.0
         Margin over the incumbent.
-    incumbent : {"observed", "mean"}, default="observed"
+    incumbent : {"observed", "mean", "auto"}, default="observed"
         As in :class:`ExpectedImprovement`.
     """
 
@@ -223,7 +231,7 @@ class LogExpectedImprovement(Acquisition):
 
     Parameters
     ----------
-    incumbent : {"observed", "mean"}, default="mean"
+    incumbent : {"observed", "mean", "auto"}, default="mean"
         As in :class:`ExpectedImprovement`; the default is the noise-aware one.
     margin : float, default=0.0
         Improvement counted only beyond ``incumbent + margin * noise_sd``, with ``noise_sd``

@@ -218,11 +218,21 @@ def gp_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, A
 
 
 #: The exact-score defaults of ``"gp-ucb"``, measured on the tuning suite (benchmarks page,
-#: "Plateaus, unseen tasks and heavy tails"): log expected improvement instead of UCB, and
+#: "Plateaus, unseen tasks and heavy tails" and "The road from GPSampler's recipe"): log
+#: expected improvement instead of UCB, over the best told score while the model judges the
+#: scores exact and the best posterior mean otherwise (``incumbent="auto"``), and
 #: space-filling proposals while the fitted model predicts the told scores no better than
 #: this leave-one-out skill and none stands out (a plateau).
 EXACT_ACQUISITION = "logei"
+EXACT_INCUMBENT = "auto"
 EXACT_MIN_SKILL = 0.2
+#: The priors of ``"gp-ucb"``'s fitted surrogate on exact scores: Optuna's GPSampler's
+#: lengthscale and signal-variance priors (lengthscales pulled to 1 from both sides) and the
+#: constant mean fixed at the told scores' mean, the two parts of GPSampler's recipe that
+#: carried its lead on the tuning suite's classic family (benchmarks page, "The road from
+#: GPSampler's recipe"): the fitted mean sank below the told scores on plateaus and kept the
+#: proposals off the faces where the best configurations often lie.
+EXACT_PRIORS = Priors(family="optuna", mean_scale=0.0)
 #: The degrees of freedom of the Student-t likelihood ``"gp-ucb"`` takes when the user says the
 #: scores are heavy-tailed (``heavy_tailed=True``): measured on the tuning suite's heavy-tailed
 #: family against the Gaussian nugget, TGP-, ATA- and MoMA-GP-UCB (benchmarks page).
@@ -274,14 +284,19 @@ def smooth_prior_applies(epsilon: float) -> bool:
 
 def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
     """Tuning defaults of ``"gp-ucb"``: those of the GP family; with the fitted surrogate,
-    :data:`EXACT_ACQUISITION` and :data:`EXACT_MIN_SKILL` for exact scores and
+    :data:`EXACT_ACQUISITION` over :data:`EXACT_INCUMBENT`, :data:`EXACT_MIN_SKILL` and
+    :data:`EXACT_PRIORS` for exact scores and
     :func:`private_acquisition` for privatized ones, with :data:`PRIVATE_PRIORS` where
     :func:`smooth_prior_applies`; for heavy-tailed scores a Student-t likelihood with
     :data:`HEAVY_TAILED_DF` degrees of freedom."""
     kwargs = gp_defaults(setting, overrides)
     fitted = kwargs.get("surrogate") == "fitted"
     if setting.epsilon is None and fitted:
-        kwargs.update(acquisition=EXACT_ACQUISITION, min_skill=EXACT_MIN_SKILL)
+        kwargs.update(
+            acquisition=LogExpectedImprovement(incumbent=EXACT_INCUMBENT),
+            min_skill=EXACT_MIN_SKILL,
+            priors=EXACT_PRIORS,
+        )
     elif fitted and setting.epsilon is not None:
         kwargs["acquisition"] = private_acquisition()
         if smooth_prior_applies(setting.epsilon):

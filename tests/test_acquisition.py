@@ -364,3 +364,21 @@ def test_the_spread_start_rule_finds_the_maximiser_and_starts_from_the_incumbent
         assert np.allclose(x, 0.3, atol=1e-4)
     with pytest.raises(ValueError, match="start_rule must be one of"):
         maximize(acq, 2, np.random.default_rng(0), start_rule="best")
+
+
+def test_the_auto_incumbent_follows_the_models_judgement_of_the_scores():
+    """``incumbent="auto"``: the best told reward while the model judges the rewards exact
+    (deterministic scores: the best one is a fact), the best posterior mean otherwise (under
+    noise the best told reward is mostly the luckiest draw). It may read the told rewards, so
+    a model whose rewards are raw data refuses it as it refuses ``"observed"``."""
+    from privtune.acquisition import AcquisitionState, LogExpectedImprovement
+
+    acq = LogExpectedImprovement(incumbent="auto")
+    assert acq.reads_rewards
+    mean, var = np.array([0.3]), np.array([0.01])
+    for exact, best in ((True, 0.2), (False, 0.1)):
+        state = AcquisitionState(lambda: 2.0, lambda: 0.2, lambda: 0.1, exact=lambda e=exact: e)
+        assert state.incumbent("auto") == best
+        want = LogExpectedImprovement(incumbent="observed" if exact else "mean")
+        assert acq(mean, var, state) == pytest.approx(want(mean, var, _state()))
+    assert AcquisitionState(lambda: 2.0, lambda: 0.2, lambda: 0.1).incumbent("auto") == 0.1

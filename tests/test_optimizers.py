@@ -390,3 +390,39 @@ def test_the_acquisition_optimiser_settings_are_checked():
         GPUCB(2, acq_maxiter=0)
     with pytest.raises(ValueError, match="start_rule must be one of"):
         GPUCB(2, start_rule="best")
+
+
+@pytest.mark.parametrize("noise_var", [0.0, 0.05])
+def test_the_auto_incumbent_is_the_best_told_score_only_for_exact_scores(noise_var):
+    """The optimizer hands its judgement of the scores to the acquisition: with exact rewards
+    (no known noise, a negligible fitted one) ``"auto"`` is the best told reward; with a known
+    noise variance it is the best posterior mean among the told points."""
+    from privtune.acquisition import LogExpectedImprovement
+
+    rng = np.random.default_rng(0)
+    opt = GPUCB(
+        2,
+        seed=0,
+        surrogate="fitted",
+        noise_var=noise_var,
+        acquisition=LogExpectedImprovement(incumbent="auto"),
+        n_raw_samples=64,
+    )
+    for _ in range(12):
+        x = rng.random(2)
+        opt.tell(
+            x, float(np.sin(4 * x[0]) + x[1]) + (0.2 * rng.standard_normal() if noise_var else 0.0)
+        )
+    seen = []
+    inner = opt.acquisition
+
+    class Spy(LogExpectedImprovement):
+        def __call__(self, mean, var, state):
+            seen.append(state.incumbent("auto"))
+            return inner(mean, var, state)
+
+    opt.acquisition = Spy(incumbent="auto")
+    opt.ask()
+    assert opt._exact() == (noise_var == 0.0)
+    want = np.max(opt.y) if noise_var == 0.0 else np.max(opt._mean(opt.X))
+    assert seen and seen[0] == pytest.approx(want)

@@ -86,16 +86,14 @@ def _proposals_on_plateau(seed, kwargs, n, epsilon=None) -> tuple[float, float]:
 def test_the_plateau_case_is_escaped_with_the_default_and_not_without_the_rule():
     """Ten told points on the plateau (a seed whose every start-up point lies on
     it), then up to 30 proposals. With the tuning defaults the good corner (value > 0.5) is
-    found in 10 of seeds 0 to 9 (measured; 9 with finite-difference gradients in the
-    acquisition optimiser); the bound, 8, leaves two seeds of margin for floating-point
-    differences between machines, which move these trajectories. With the rule off, in seeds
-    0 to 5 the proposals stay near the told points (median distance to the nearest told point
-    0.03 to 0.22 over 20 proposals, measured) and none finds it."""
+    found in 10 of seeds 0 to 9 (measured); the bound, 8, leaves two seeds of margin for
+    floating-point differences between machines, which move these trajectories. With the rule
+    off it is found in 2 of the 10 (seeds 6 and 8, measured): the proposals follow the jitter
+    of the plateau's scores; the bound, 3, leaves one seed of margin the other way."""
 
     assert sum(_proposals_on_plateau(seed, None, 30)[0] > 0.5 for seed in range(10)) >= 8
-    for seed in range(6):
-        best, median_gap = _proposals_on_plateau(seed, {"min_skill": None}, 20)
-        assert best < 0.11 and median_gap < 0.25
+    found = [_proposals_on_plateau(s, {"min_skill": None}, 30)[0] > 0.5 for s in range(10)]
+    assert sum(found) <= 3
 
 
 def test_the_rule_is_off_under_known_noise():
@@ -163,23 +161,72 @@ def _secondary_plateau(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_a_constant_mean_at_the_told_scores_mean_leaves_a_secondary_plateau_sooner():
-    """The default's fitted constant mean sinks towards the chance level where most scores
-    lie, so the model expects an unexplored region to be as bad and proposes beside the
-    second plateau; ``Priors(mean_scale=0)`` keeps the told scores' mean there and proposes
-    farther away. Measured over these 8 seeds, the first proposal's distance (largest
-    coordinate) to the nearest plateau point: mean 0.43 with the told mean, 0.33 with the
-    fitted one, farther in 7 seeds and level in 1; the bound leaves half that gap as margin.
-    The default keeps the fitted mean (benchmarks page, "The constant mean": it loses on
-    smooth tasks)."""
+    """A fitted constant mean sinks towards the chance level where most scores lie, so the
+    model expects an unexplored region to be as bad and proposes beside the second plateau;
+    the exact-score default's ``Priors(mean_scale=0)`` keeps the told scores' mean there and
+    proposes farther away. Measured over these 8 seeds, the first proposal's distance (largest
+    coordinate) to the nearest plateau point, with the default's priors: mean 0.37 with the
+    told mean, 0.22 with the fitted one, farther in every seed (with the log-normal priors
+    0.43 and 0.33); the bound leaves a third of that gap as margin."""
     from privtune.gp import Priors
+    from privtune.registry import EXACT_PRIORS
 
+    assert EXACT_PRIORS.mean_scale == 0.0
+    fitted = Priors(family=EXACT_PRIORS.family)
     gaps = {"told": [], "fitted": []}
     for seed in range(8):
         X, y = _secondary_plateau(seed)
-        for name, kwargs in (("told", {"priors": Priors(mean_scale=0.0)}), ("fitted", None)):
+        for name, kwargs in (("told", None), ("fitted", {"priors": fitted})):
             opt = make_optimizer("gp-ucb", 6, seed=seed, optimizer_kwargs=kwargs)
             for x, v in zip(X, y, strict=True):
                 opt.tell(x, v)
-            assert (opt.priors is None) == (kwargs is None)
+            assert opt.priors == (EXACT_PRIORS if kwargs is None else fitted)
             gaps[name].append(float(np.min(np.abs(X[16:] - opt.ask()).max(axis=1))))
     assert np.mean(gaps["told"]) > np.mean(gaps["fitted"]) + 0.05
+
+
+def _forest_faces(seed: int) -> tuple[int, float]:
+    """A random forest of 5 trees on wine, 3-fold CV accuracy, over four fractions and
+    ``min_impurity_decrease`` (whose best values are their lower bounds: no limit on the
+    trees), 30 trials of the default sampler; the most lower bounds hit exactly by one proposal
+    after the 10 start-up trials, and the best score."""
+    import optuna
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    from privtune import PrivateGPUCBSampler
+
+    X, y = load_wine(return_X_y=True)
+    lows = {
+        "min_samples_split": (0.01, 0.99),
+        "min_samples_leaf": (0.01, 0.49),
+        "min_weight_fraction_leaf": (0.01, 0.49),
+        "min_impurity_decrease": (0.0, 0.5),
+    }
+
+    def objective(trial):
+        params = {k: trial.suggest_float(k, lo, hi) for k, (lo, hi) in lows.items()}
+        params["max_features"] = trial.suggest_float("max_features", 0.01, 0.99)
+        forest = RandomForestClassifier(n_estimators=5, random_state=0, **params)
+        folds = StratifiedKFold(3, shuffle=True, random_state=0)
+        return float(np.mean(cross_val_score(forest, X, y, cv=folds)))
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=PrivateGPUCBSampler(seed=seed))
+    study.optimize(objective, n_trials=30)
+    on_faces = [
+        sum(t.params[k] == lo for k, (lo, _) in lows.items()) for t in study.trials[10:]
+    ]
+    return max(on_faces), study.best_value
+
+
+def test_a_real_forest_is_tuned_onto_the_corner_of_its_lower_bounds():
+    """Proposals reach the faces of the box exactly, all four at once: the corner where a
+    forest's limits are off. Measured with seeds 0 to 4: a proposal with all four parameters
+    exactly on their lower bounds in 4 of the 5 (seeds 0 to 3; best scores 0.927, 0.938, 0.933,
+    0.933, 0.910; GPSampler from the same start-up trials: the corner in 5 of 5). With the
+    log-normal priors and the fitted mean of the earlier default, in 1 of the 5. The bound
+    leaves one seed of margin."""
+    results = [_forest_faces(seed) for seed in range(5)]
+    assert sum(most == 4 for most, _ in results) >= 3

@@ -36,7 +36,7 @@ def test_the_fixed_surrogate_gives_the_previous_defaults():
 
 def test_gp_ucb_takes_the_smoother_prior_on_privatized_scores_below_a_quarter_of_their_range():
     from privtune.gp import Priors
-    from privtune.registry import PRIVATE_PRIORS, smooth_prior_applies
+    from privtune.registry import EXACT_PRIORS, PRIVATE_PRIORS, smooth_prior_applies
 
     private = make_optimizer("gp-ucb", SPACE.dim, epsilon=10.0, layout=SPACE.layout)
     assert private.priors == PRIVATE_PRIORS
@@ -46,10 +46,12 @@ def test_gp_ucb_takes_the_smoother_prior_on_privatized_scores_below_a_quarter_of
     assert smooth_prior_applies(6.0) and not smooth_prior_applies(3.0)
     assert make_optimizer("gp-ucb", SPACE.dim, epsilon=1.0).priors is None
     assert make_optimizer("gp-ucb", SPACE.dim, epsilon=3.0).priors is None
-    # its mode is 0.5 sqrt(G): 1 for four parameters, where the exact-score prior's is 0.41
+    # its mode is 0.5 sqrt(G): 1 for four parameters, where the log-normal default's is 0.41
+    # and the exact-score default's (Optuna's GPSampler's) 1 whatever G
     assert PRIVATE_PRIORS.lengthscale_mode(4) == pytest.approx(1.0, abs=1e-3)
     assert Priors().lengthscale_mode(4) == pytest.approx(0.41, abs=0.01)
-    assert make_optimizer("gp-ucb", SPACE.dim).priors is None
+    assert make_optimizer("gp-ucb", SPACE.dim).priors == EXACT_PRIORS
+    assert EXACT_PRIORS.lengthscale_mode(9) == 1.0
     # the user's priors replace it whole
     mine = Priors(mean_scale=0.0)
     opt = make_optimizer("gp-ucb", 2, epsilon=10.0, optimizer_kwargs={"priors": mine})

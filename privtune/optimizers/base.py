@@ -609,6 +609,7 @@ class BaseOptimizer:
             best_observed=lambda: float(np.max(self.y)) if self.t else 0.0,
             best_mean=lambda: float(np.max(self._mean(self.X))) if self.t else 0.0,
             noise_sd=self._noise_sd,
+            exact=self._exact,
         )
 
         # never a configuration being evaluated, nor (with exact scores) one already told
