@@ -269,10 +269,13 @@ def make_optimizer(
     curator's known noise variance, ``noise_var = 8 / epsilon^2`` in reward units (Laplace of
     scale ``2 / epsilon``), or 0 without privacy. The acquisition starts from Sobol raw samples
     and searches integer and categorical parameters by enumeration (``raw_sampling="sobol"``,
-    ``layout``). For exact scores ``"gp-ucb"`` maximises log expected improvement and fills the
-    space while the model cannot predict the told scores and none stands out
-    (``acquisition="logei"``, ``min_skill=0.2``: :data:`privtune.registry.EXACT_ACQUISITION`
-    and :data:`~privtune.registry.EXACT_MIN_SKILL`, measured on the tuning suite); with
+    ``layout``). For exact scores ``"gp-ucb"`` maximises log expected improvement over the
+    best told score while the model judges the scores exact (the best posterior mean
+    otherwise), with Optuna GPSampler's priors and the told scores' mean, and fills the space
+    while the model cannot predict the told scores and none stands out
+    (:data:`privtune.registry.EXACT_ACQUISITION`, :data:`~privtune.registry.EXACT_INCUMBENT`,
+    :data:`~privtune.registry.EXACT_PRIORS` and :data:`~privtune.registry.EXACT_MIN_SKILL`,
+    measured on the tuning suite); with
     privacy it maximises log expected improvement over the best released score
     (:func:`privtune.registry.private_acquisition`), which keeps exploring where a few noisy
     reports would make UCB settle, with a smoother lengthscale prior while the noise is below
