@@ -127,9 +127,9 @@ class Acquisition:
 
     @property
     def reads_rewards(self) -> bool:
-        """Whether it reads the told rewards themselves (an ``"observed"`` incumbent), not
-        only the posterior: a model whose told rewards are raw data under a privacy model
-        (Dubey's joint DP) refuses such an acquisition."""
+        """Whether it reads the told rewards themselves (an ``"observed"`` or ``"auto"``
+        incumbent), not only the posterior: a model whose told rewards are raw data under a
+        privacy model (Dubey's joint DP) refuses such an acquisition."""
         return getattr(self, "incumbent", None) in ("observed", "auto")
 
     def __call__(self, mean: np.ndarray, var: np.ndarray, state: AcquisitionState) -> np.ndarray:
@@ -185,8 +185,10 @@ class ExpectedImprovement(Acquisition):
     xi : float, default=0.0
         Margin over the incumbent.
     incumbent : {"observed", "mean", "auto"}, default="observed"
-        The best told reward (the textbook choice) or the best posterior mean among the told
-        points (noise-aware: under heavy noise the best told reward is mostly a lucky draw).
+        The best told reward (the textbook choice), the best posterior mean among the told
+        points (noise-aware: under heavy noise the best told reward is mostly a lucky draw), or
+        ``"auto"``: the first while the optimizer judges the told rewards exact, else the
+        second.
     """
 
     name = "ei"

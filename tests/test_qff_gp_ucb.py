@@ -216,3 +216,17 @@ def test_poor_quadrature_warns_with_the_measured_error():
         QFFGPUCB(3, m_bar=4, lengthscale=0.2, additive=True)
     # Ten nodes at lengthscale 0.3 err by 3e-3 per coordinate: no warning.
     assert QFFGPUCB(3, m_bar=10, lengthscale=0.3, additive=True).phi.coordinate_error() < 5e-3
+
+
+@pytest.mark.parametrize("incumbent", ["observed", "auto"])
+def test_joint_dp_refuses_an_acquisition_that_reads_the_told_rewards(incumbent):
+    """Under joint DP the told rewards are raw data the server may not read: an incumbent that
+    is (or may be) the best told reward is refused, the posterior-mean one is not."""
+    from privtune.acquisition import LogExpectedImprovement
+
+    with pytest.raises(ValueError, match="reads the best told reward"):
+        QFFGPUCB(
+            2, m_bar=4, privacy="jdp", horizon=16,
+            acquisition=LogExpectedImprovement(incumbent=incumbent),
+        )  # fmt: skip
+    QFFGPUCB(2, m_bar=4, privacy="jdp", horizon=16, acquisition=LogExpectedImprovement())
