@@ -215,9 +215,7 @@ def _forest_faces(seed: int) -> tuple[int, float]:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=PrivateGPUCBSampler(seed=seed))
     study.optimize(objective, n_trials=30)
-    on_faces = [
-        sum(t.params[k] == lo for k, (lo, _) in lows.items()) for t in study.trials[10:]
-    ]
+    on_faces = [sum(t.params[k] == lo for k, (lo, _) in lows.items()) for t in study.trials[10:]]
     return max(on_faces), study.best_value
 
 
