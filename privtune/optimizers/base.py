@@ -103,6 +103,17 @@ def check_points(name: str, X, dim: int, *, allow_empty: bool = False) -> np.nda
 #: ranges above the median of the told rewards.
 STANDOUT = 3.0
 
+#: The fitted noise, as a share of the told rewards' variance, up to which the model judges
+#: the rewards exact for proposing (:meth:`BaseOptimizer._exact`: the incumbent of
+#: ``incumbent="auto"``, no configuration told again) ...
+EXACT_SHARE = 0.01
+#: ... and for picking (:meth:`BaseOptimizer.recommend_row` keeps the best told reward). The
+#: pick's share is wider: a fitted noise of a few per cent of the variance is the kernel
+#: smoothing over sharp differences between configurations (a deterministic CV score), and the
+#: posterior mean then picks a configuration scored below the best, which a second evaluation
+#: would score the same.
+PICK_EXACT_SHARE = 0.05
+
 
 class BaseOptimizer:
     """Base class of privtune's optimizers: validation, history, pending points, ask/tell, the
@@ -483,9 +494,9 @@ class BaseOptimizer:
         noise (no privacy): a smoothing model does not overrule scores it believes nearly
         exact, and a reward the model believes an outlier (a large ``s_j`` under the Student-t
         likelihood) does not shut the others out. When the model judges the rewards exact
-        (:meth:`_exact`), only the rows with the best told reward remain (the posterior mean
-        breaks their ties): a score one validation sample below the best is not picked over it,
-        as ``best_trial`` and ``best_params_`` would not. The baseline's row stays eligible (the
+        (:meth:`_exact` at :data:`PICK_EXACT_SHARE`), only the rows with the best told reward
+        remain (the posterior mean breaks their ties): a score one validation sample below the
+        best is not picked over it, as ``best_trial`` and ``best_params_`` would not. The baseline's row stays eligible (the
         baseline rule decides). Unchanged under known noise or without a fitted noise."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v):
@@ -494,7 +505,7 @@ class BaseOptimizer:
         if not ok.any():
             return eligible
         y = self.y
-        if self._exact():
+        if self._exact(PICK_EXACT_SHARE):
             best = np.max(y[ok])
             floor = best - 1e-12 * max(1.0, abs(best))
         else:
@@ -519,15 +530,15 @@ class BaseOptimizer:
         total = np.asarray(self._v, dtype=float) + (0.0 if fitted is None else fitted)
         return float(np.sqrt(np.median(total)))
 
-    def _exact(self) -> bool:
+    def _exact(self, share: float = EXACT_SHARE) -> bool:
         """Whether the told rewards are exact as far as the model can tell: no known noise and a
-        fitted noise below 1 % of the rewards' variance for the median reward. A configuration
-        already told is then not proposed again (its second evaluation would say nothing
-        new)."""
+        fitted noise at most ``share`` of the rewards' variance for the median reward. A
+        configuration already told is then not proposed again (its second evaluation would say
+        nothing new)."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v) or self.t < 2:
             return False
-        return float(np.median(noise)) <= 0.01 * max(float(np.var(self.y)), 1e-300)
+        return float(np.median(noise)) <= share * max(float(np.var(self.y)), 1e-300)
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
