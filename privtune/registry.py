@@ -218,12 +218,11 @@ def gp_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, A
 
 
 #: The exact-score defaults of ``"gp-ucb"``, measured on the tuning suite (benchmarks page,
-#: "Plateaus, unseen tasks and heavy tails" and "Without privacy, against GPSampler"): log
-#: expected improvement instead of UCB, over the best told score while the model judges the
+#: "Plateaus, unseen tasks and heavy tails" and "Without privacy, against GPSampler"): the
+#: incumbent of :func:`exact_acquisition`, the best told score while the model judges the
 #: scores exact and the best posterior mean otherwise (``incumbent="auto"``), and
 #: space-filling proposals while the fitted model predicts the told scores no better than
 #: this leave-one-out skill and none stands out (a plateau).
-EXACT_ACQUISITION = "logei"
 EXACT_INCUMBENT = "auto"
 EXACT_MIN_SKILL = 0.2
 #: The priors of ``"gp-ucb"``'s fitted surrogate on exact scores: Optuna's GPSampler's
@@ -238,6 +237,12 @@ EXACT_PRIORS = Priors(family="optuna", mean_scale=0.0)
 #: scores are heavy-tailed (``heavy_tailed=True``): measured on the tuning suite's heavy-tailed
 #: family against the Gaussian nugget, TGP-, ATA- and MoMA-GP-UCB (benchmarks page).
 HEAVY_TAILED_DF = 3.0
+
+
+def exact_acquisition() -> LogExpectedImprovement:
+    """The acquisition of ``"gp-ucb"`` on exact scores with the fitted surrogate: log expected
+    improvement (instead of the papers' UCB) over :data:`EXACT_INCUMBENT`."""
+    return LogExpectedImprovement(incumbent=EXACT_INCUMBENT)
 
 
 def private_acquisition() -> LogExpectedImprovement:
@@ -285,8 +290,8 @@ def smooth_prior_applies(epsilon: float) -> bool:
 
 def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
     """Tuning defaults of ``"gp-ucb"``: those of the GP family; with the fitted surrogate,
-    :data:`EXACT_ACQUISITION` over :data:`EXACT_INCUMBENT`, :data:`EXACT_MIN_SKILL` and
-    :data:`EXACT_PRIORS` for exact scores and
+    :func:`exact_acquisition`, :data:`EXACT_MIN_SKILL` and :data:`EXACT_PRIORS` for exact
+    scores and
     :func:`private_acquisition` for privatized ones, with :data:`PRIVATE_PRIORS` where
     :func:`smooth_prior_applies`; for heavy-tailed scores a Student-t likelihood with
     :data:`HEAVY_TAILED_DF` degrees of freedom."""
@@ -294,7 +299,7 @@ def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[st
     fitted = kwargs.get("surrogate") == "fitted"
     if setting.epsilon is None and fitted:
         kwargs.update(
-            acquisition=LogExpectedImprovement(incumbent=EXACT_INCUMBENT),
+            acquisition=exact_acquisition(),
             min_skill=EXACT_MIN_SKILL,
             priors=EXACT_PRIORS,
         )

@@ -273,7 +273,7 @@ def make_optimizer(
     best told score while the model judges the scores exact (the best posterior mean
     otherwise), with Optuna GPSampler's priors and the told scores' mean, and fills the space
     while the model cannot predict the told scores and none stands out
-    (:data:`privtune.registry.EXACT_ACQUISITION`, :data:`~privtune.registry.EXACT_INCUMBENT`,
+    (:func:`privtune.registry.exact_acquisition`, :data:`~privtune.registry.EXACT_INCUMBENT`,
     :data:`~privtune.registry.EXACT_PRIORS` and :data:`~privtune.registry.EXACT_MIN_SKILL`,
     measured on the tuning suite); with
     privacy it maximises log expected improvement over the best released score

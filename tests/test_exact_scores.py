@@ -12,6 +12,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
+from privtune.optimizers.base import EXACT_SHARE, PICK_EXACT_SHARE
 from privtune.space import Categorical, Integer, SearchSpace
 from privtune.tuning import make_optimizer
 
@@ -89,6 +90,28 @@ def test_scores_the_model_judges_exact_give_the_best_observed_score():
     assert y[opt.recommend_row()] == y.max()
     # the case is one where the best posterior mean within the fitted noise is a step lower
     rewards, noise = opt.y, float(opt.fitted_noise_var()[0])
+    band = np.flatnonzero(rewards >= np.max(rewards - np.sqrt(noise)))
+    smooth_pick = band[np.argmax(opt.predict(opt.X)[0][band])]
+    assert y[smooth_pick] < y.max()
+
+
+def test_the_pick_keeps_the_best_score_under_a_fitted_noise_of_a_few_per_cent():
+    """Coarser steps (up to eight validation samples): the fitted noise is about 3 % of the
+    scores' variance, above the proposals' share (a told configuration may be proposed again)
+    and within the pick's, so the pick is still a best score, where the best posterior mean
+    within the fitted noise is a lower one."""
+    rng = np.random.default_rng(2)
+    opt = make_optimizer("gp-ucb", 2, seed=0)
+    X = rng.random((40, 2))
+    f = 0.98 - 2.0 * ((X[:, 0] - 0.6) ** 2 + (X[:, 1] - 0.4) ** 2)
+    y = (np.round(f * 114) + rng.choice(np.arange(-8, 9), 40)) / 114
+    for x, v in zip(X, y, strict=True):
+        opt.tell(x, v)
+    share = float(np.median(opt.fitted_noise_var())) / float(np.var(opt.y))
+    assert EXACT_SHARE < share <= PICK_EXACT_SHARE
+    assert not opt._exact() and opt._exact(PICK_EXACT_SHARE)
+    assert y[opt.recommend_row()] == y.max()
+    rewards, noise = opt.y, opt.fitted_noise_var()
     band = np.flatnonzero(rewards >= np.max(rewards - np.sqrt(noise)))
     smooth_pick = band[np.argmax(opt.predict(opt.X)[0][band])]
     assert y[smooth_pick] < y.max()

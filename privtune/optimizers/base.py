@@ -496,8 +496,9 @@ class BaseOptimizer:
         likelihood) does not shut the others out. When the model judges the rewards exact
         (:meth:`_exact` at :data:`PICK_EXACT_SHARE`), only the rows with the best told reward
         remain (the posterior mean breaks their ties): a score one validation sample below the
-        best is not picked over it, as ``best_trial`` and ``best_params_`` would not. The baseline's row stays eligible (the
-        baseline rule decides). Unchanged under known noise or without a fitted noise."""
+        best is not picked over it, as ``best_trial`` and ``best_params_`` would not. The
+        baseline's row stays eligible (the baseline rule decides). Unchanged under known noise
+        or without a fitted noise."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v):
             return eligible
