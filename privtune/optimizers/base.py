@@ -533,9 +533,9 @@ class BaseOptimizer:
 
     def _exact(self, share: float = EXACT_SHARE) -> bool:
         """Whether the told rewards are exact as far as the model can tell: no known noise and a
-        fitted noise at most ``share`` of the rewards' variance for the median reward. A
-        configuration already told is then not proposed again (its second evaluation would say
-        nothing new)."""
+        fitted noise at most ``share`` of the rewards' variance for the median reward. At
+        :data:`EXACT_SHARE` a configuration already told is then not proposed again (its second
+        evaluation would say nothing new); the pick asks at :data:`PICK_EXACT_SHARE`."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v) or self.t < 2:
             return False
