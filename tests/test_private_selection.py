@@ -126,6 +126,31 @@ def test_a_failed_candidate_counts_as_the_worst_score_and_minimising_works():
     assert out.best >= 0.5  # a NaN is the worst end (hi when minimising), never the pick
 
 
+@pytest.mark.parametrize("malformed", ["acc=0.7312345", ["acc=0.7312345"], [0.7312345, 0.5]])
+def test_a_malformed_score_is_refused_without_quoting_it(malformed):
+    """A score that is not one number may still carry the raw score (a scorer returning
+    ``"acc=0.73"``): the errors of the selection and of the curator name its type only."""
+    from privtune.privacy import LaplaceCurator
+
+    with pytest.raises((TypeError, ValueError)) as selection:
+        private_selection(
+            lambda c: malformed,
+            lambda rng: float(rng.random()),
+            value_range=(0.0, 1.0),
+            mean=5,
+            epsilon=1.0,
+            seed=0,
+        )
+    assert "score" in str(selection.value)
+    errors = [selection.value]
+    if isinstance(malformed, str) or isinstance(malformed[0], str):
+        with pytest.raises(TypeError, match="privatize needs numbers") as curator:
+            LaplaceCurator(1.0, (0.0, 1.0)).privatize(malformed)
+        errors.append(curator.value)
+    for exc in errors:
+        assert "7312" not in str(exc) and exc.__context__ is None and exc.__cause__ is None
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [

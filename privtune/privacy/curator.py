@@ -35,6 +35,7 @@ from .ledger import PrivacyLedger, gaussian_event, laplace_event
 from .noise import get_noise_sampler, opendp_release, resolve
 from .receipts import Receipt, digest
 from .units import PrivacyUnit
+from .withhold import clean
 
 __all__ = ["BudgetExhaustedError", "GaussianCurator", "LaplaceCurator", "PrivacyError"]
 
@@ -95,7 +96,17 @@ class _Curator:
         float or ndarray
             Same shape as ``y``.
         """
-        arr = np.asarray(y, dtype=float)
+        try:
+            arr = np.asarray(y, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            arr = None  # raised below, outside the handler: numpy's error quotes the value
+        if arr is None:
+            raise clean(
+                TypeError(
+                    "privatize needs numbers (a float or an array of floats), got a "
+                    f"{type(y).__name__}."
+                )
+            )
         if not np.all(np.isfinite(arr)):
             raise ValueError(
                 "privatize received a non-finite score (NaN or infinite). The curator only "

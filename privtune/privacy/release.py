@@ -52,18 +52,20 @@ from .withhold import clean
 __all__ = ["CandidateReleases", "ScoreRelease", "as_score", "refuse_second_release"]
 
 
-def as_score(value: Any, value_range: tuple[float, float]) -> float:
+def as_score(value: Any, value_range: tuple[float, float], source: str = "the objective") -> float:
     """An objective's return value as one float (NaN and infinities kept, to release nothing).
 
     An integer is clipped to ``value_range`` before the conversion, so one too large for a float
     behaves like any other value out of the range (clipped, silently) instead of overflowing.
+    A value that is not one number is refused with an error that names ``source`` (what
+    returned it) and the value's type, never the value: it may be a raw score.
     """
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         if len(value) != 1:
             raise clean(
                 ValueError(
-                    "privtune's samplers support single-objective studies only; the objective "
-                    f"returned {len(value)} values."
+                    "privtune releases one score at a time (single-objective studies only); "
+                    f"{source} returned {len(value)} values."
                 )
             )
         value = value[0]
@@ -74,9 +76,8 @@ def as_score(value: Any, value_range: tuple[float, float]) -> float:
     try:
         return float(value)
     except (TypeError, ValueError, OverflowError):
-        raise clean(
-            TypeError(f"the objective must return a float, got a {type(value).__name__}.")
-        ) from None
+        pass  # raised below, outside the handler: the conversion's error quotes the value
+    raise clean(TypeError(f"{source} must return a float, got a {type(value).__name__}."))
 
 
 class ScoreRelease:

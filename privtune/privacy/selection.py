@@ -57,7 +57,7 @@ from .curator import LaplaceCurator
 from .errors import check_budget_pair
 from .errors import check_value_range as _check_value_range
 from .noise import check_seedable
-from .release import ScoreRelease
+from .release import ScoreRelease, as_score
 from .units import PrivacyUnit
 
 __all__ = [
@@ -241,7 +241,8 @@ class Selector:
         end of the range (so that every candidate outputs a score)."""
         lo, hi = self.curator.value_range
         worst = lo if self.maximize else hi
-        y = float(raw_score) if math.isfinite(float(raw_score)) else worst
+        y = as_score(raw_score, self.curator.value_range, "score")
+        y = y if math.isfinite(y) else worst
         released, _ = self._release(y, owner="selection", number=self.n_offered)
         key = released if self.maximize else -released
         if self._best is None or key > (self._best[1] if self.maximize else -self._best[1]):
@@ -263,7 +264,8 @@ class Selector:
             raise ValueError("the baseline was offered already.")
         lo, hi = self.curator.value_range
         worst = lo if self.maximize else hi
-        y = float(raw_score) if math.isfinite(float(raw_score)) else worst
+        y = as_score(raw_score, self.curator.value_range, "score")
+        y = y if math.isfinite(y) else worst
         self._baseline, _ = self._release(y, owner="selection-baseline", number=0)
 
     def best(self) -> tuple[int | None, float]:
