@@ -144,11 +144,12 @@ def make_sampler(
     seed: int,
     optimizer_kwargs: dict | None = None,
     noise_seed: int | None = None,
+    n_startup_trials: int = 10,
 ) -> optuna.samplers.BaseSampler:
     """The sampler ``name`` of a run: Optuna's (``"tpe"``, ``"gp"``, ``"random-optuna"``), or
     privtune's algorithm ``name`` in the setting ``eps`` (its curator's noise seeded with
-    ``noise_seed``, default ``10000 + seed``); ``optimizer_kwargs`` as JSON gives them
-    (:func:`from_json`)."""
+    ``noise_seed``, default ``10000 + seed``; ``n_startup_trials`` of its start-up draws);
+    ``optimizer_kwargs`` as JSON gives them (:func:`from_json`)."""
     optimizer_kwargs = from_json(optimizer_kwargs)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
@@ -159,9 +160,12 @@ def make_sampler(
     if name == "hebo":
         return HEBOSampler(seed=seed)
     if eps == "none":
-        return PrivateGPUCBSampler(name, seed=seed, optimizer_kwargs=optimizer_kwargs)
+        return PrivateGPUCBSampler(
+            name, seed=seed, optimizer_kwargs=optimizer_kwargs, n_startup_trials=n_startup_trials
+        )
     return PrivateGPUCBSampler(
         name,
+        n_startup_trials=n_startup_trials,
         epsilon=float(eps),
         value_range=(0.0, 1.0),
         seed=seed,

@@ -505,12 +505,17 @@ def _noise_rng(seed: int, task: str, number: int) -> np.random.Generator:
 def _sampler(method: str, setting: str, seed: int, variants: dict[str, dict]):
     """The sampler of ``method`` (see the module) in ``setting``: Optuna's and privtune's as
     the tuning benchmark builds them (:func:`benchmarks.optuna_tuning.make_sampler`), the
-    curator's noise seeded with ``20000 + seed`` (:func:`_noise_rng`)."""
+    curator's noise seeded with ``20000 + seed`` (:func:`_noise_rng`). A variant's
+    ``"n_startup_trials"`` goes to the sampler (its start-up draws, the first of the shared
+    ones), the rest to the optimizer."""
     base, _, variant = method.partition(":")
     kwargs = dict(variants.get(variant, {})) if variant else None
+    startup = kwargs.pop("n_startup_trials", 10) if kwargs else 10
     # "privtune" is the default algorithm; "tgp", "ata", "moma" privtune's others
     name = {"privtune": "auto", "random": "random-optuna"}.get(base, base)
-    return make_sampler(name, setting, seed, kwargs, noise_seed=20_000 + seed)
+    return make_sampler(
+        name, setting, seed, kwargs, noise_seed=20_000 + seed, n_startup_trials=startup
+    )
 
 
 def run_one(
