@@ -34,7 +34,8 @@ Methods: ``privtune`` (``PrivateGPUCBSampler()``, the default algorithm), ``tpe`
 and ``moma`` (privtune's sampler with those algorithms); a variant of privtune's engine is
 ``privtune:NAME`` with ``--variant NAME='{"optimizer_kwarg": value}'`` (an acquisition with
 arguments as ``{"acquisition": {"logei": {"incumbent": "observed"}}}``, the surrogate's priors
-as ``{"priors": {"mean_scale": 0.0}}``). privtune picks with
+as ``{"priors": {"mean_scale": 0.0}}``; ``{"n_startup_trials": 5}`` sets the sampler's
+start-up draws, the first of the shared ones). privtune picks with
 ``recommend_trial`` (the posterior-mean rule); Optuna's samplers with ``study.best_trial`` (with
 noise: the largest released value, what a user of them gets).
 
