@@ -113,6 +113,10 @@ EXACT_SHARE = 0.01
 #: posterior mean then picks a configuration scored below the best, which a second evaluation
 #: would score the same.
 PICK_EXACT_SHARE = 0.05
+#: Evaluations repeating a configuration told before, all with its first reward, that show the
+#: objective deterministic whatever the fitted noise (:meth:`BaseOptimizer._repeats_agree`):
+#: two, so that one repeat of a noisy objective that happens to match does not decide it.
+AGREEING_REPEATS = 2
 
 
 class BaseOptimizer:
@@ -532,14 +536,40 @@ class BaseOptimizer:
         return float(np.sqrt(np.median(total)))
 
     def _exact(self, share: float = EXACT_SHARE) -> bool:
-        """Whether the told rewards are exact as far as the model can tell: no known noise and a
-        fitted noise at most ``share`` of the rewards' variance for the median reward. At
+        """Whether the told rewards are exact as far as the model or the history can tell: no
+        known noise, and either a fitted noise at most ``share`` of the rewards' variance for
+        the median reward, or repeated evaluations that agree (:meth:`_repeats_agree`). At
         :data:`EXACT_SHARE` a configuration already told is then not proposed again (its second
         evaluation would say nothing new); the pick asks at :data:`PICK_EXACT_SHARE`."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v) or self.t < 2:
             return False
+        if self._repeats_agree():
+            return True
         return float(np.median(noise)) <= share * max(float(np.var(self.y)), 1e-300)
+
+    def _repeats_agree(self) -> bool:
+        """Whether the history shows the objective deterministic: at least
+        :data:`AGREEING_REPEATS` evaluations repeat a configuration told before, and every
+        configuration told more than once got the same reward each time (up to the rounding
+        of :meth:`rescale`).
+
+        A fitted noise is the model's reading; a repeat is a measurement. A jagged but
+        deterministic objective (a cross-validated score over an integer parameter, which
+        changes in steps from one value to the next) makes the kernel fit a large noise, and
+        the model would otherwise keep proposing configurations it has already scored.
+        """
+        first: dict[bytes, float] = {}
+        repeats = 0
+        for x, y in zip(self._X, self._y, strict=True):
+            key = x.tobytes()
+            if key not in first:
+                first[key] = y
+            elif abs(y - first[key]) > 1e-9 * max(1.0, abs(y)):  # equal up to rescaling's rounding
+                return False
+            else:
+                repeats += 1
+        return repeats >= AGREEING_REPEATS
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
