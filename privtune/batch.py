@@ -131,7 +131,7 @@ class BatchOptimization:
         for j in range(len(U), size):
             pending = np.array(U) if first and U else None  # asked ones are pending already
             key = [self.seed, n_proposed + j]
-            u = self.engine.ask(opt, n_told=len(self) + j, key=key, pending=pending)
+            u = self.engine.ask(self.space, opt, n_told=len(self) + j, key=key, pending=pending)
             U.append(self.space.snap(u))  # one point per configuration (a union's spaces)
         return U
 

@@ -256,7 +256,11 @@ class PrivateGPUCBSampler(BaseSampler):
         the start-up trials of this sampler, ``GPSampler`` and ``TPESampler`` are the same).
         Two exceptions draw privtune's own uniform points instead: a finite space (every
         parameter discrete or categorical), where those never repeat a configuration, and
-        MoMA, which repeats its plays.
+        MoMA, which repeats its plays. Without privacy, in a space with a real parameter, the
+        default algorithm asks after half of them whether the objective is deterministic: the
+        best of those trials is run again, and if it returns the same value the acquisition
+        takes over; otherwise the start-up goes on, with privtune's own uniform draws
+        (:meth:`privtune.tuning.TuningEngine.startup_step`).
     seed : int, optional
         Seed of the proposals. As with Optuna's samplers, a sequential study with a seed is
         reproducible; with ``n_jobs > 1`` Optuna reseeds the sampler per trial (only the
@@ -588,7 +592,7 @@ class PrivateGPUCBSampler(BaseSampler):
         with self._lock:
             opt, _ = self._optimizer(study, space, search_space, completed)
             key = [self._ask_seed, trial.number]
-            x = self.engine.ask(opt, n_told=len(completed), key=key, pending=pending)
+            x = self.engine.ask(space, opt, n_told=len(completed), key=key, pending=pending)
             self.engine.warn_if_exhausted(space, opt, pending, x)
         return space.from_unit(x)
 

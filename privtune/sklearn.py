@@ -607,7 +607,10 @@ default="auto"
         more to learn from between proposals.
     n_initial_points : int, default=10
         Candidates drawn uniformly before the acquisition is used (MoMA's repeated plays of a
-        configuration count, as in :class:`privtune.PrivateGPUCBSampler`).
+        configuration count, as in :class:`privtune.PrivateGPUCBSampler`). Without privacy, in
+        a space with a real parameter, the default algorithm draws half of them, then scores
+        the best candidate again: if it scores the same, the scores are deterministic and the
+        acquisition takes over (:meth:`privtune.tuning.TuningEngine.startup_step`).
     scoring : str, callable, list, tuple or dict, optional
         As in :class:`~sklearn.model_selection.GridSearchCV`. With several metrics, ``refit``
         names the one the optimizer maximizes.

@@ -695,10 +695,12 @@ class TuningEngine:
       (:attr:`RewardScale.lowest`), as an exact value;
     - the **replay cache** (:meth:`sync`): one :class:`Replay` per stream of history (a study,
       a fit), rebuilt only when the history stops growing as a prefix;
-    - the **ask policy** (:meth:`ask`): uniform proposals until ``n_startup`` rewards were told,
-      then the acquisition; every proposal reseeded from its own key, so a rebuilt and a cached
-      model propose the same point; :meth:`any_uniform_start` says when a start-up proposal may
-      come from the adapter's own uniform sampler instead;
+    - the **ask policy** (:meth:`ask`): uniform proposals until ``n_startup`` rewards were told
+      (or, with exact scores, until half of them and one repeat that shows the objective
+      deterministic: :meth:`startup_step`), then the acquisition; every proposal reseeded
+      from its own key, so a rebuilt and a cached model propose the same point;
+      :meth:`any_uniform_start` says when a start-up proposal may come from the adapter's own
+      uniform sampler instead;
     - the **recommendation** (:meth:`recommend`) and the **privacy report**
       (:meth:`privacy_report`);
     - the **curator** of each score (:meth:`curator`).
@@ -715,7 +717,7 @@ class TuningEngine:
     optimizer_kwargs : dict, optional
         Overrides of the tuning defaults (checked against the optimizer's constructor).
     n_startup : int, default=10
-        Rewards told before the acquisition is used.
+        Rewards told before the acquisition is used (at most: see :meth:`startup_step`).
     budget : int, optional
         The number of evaluations, when known (the ``horizon`` of GO-UCB and the qff
         algorithms).
@@ -731,7 +733,7 @@ class TuningEngine:
     >>> space = SearchSpace({"x": (0.0, 1.0)})
     >>> X, scores = np.array([[0.2], [0.7]]), np.array([0.5, 0.8])
     >>> opt, scale = engine.sync("run", space, [0, 1], X, scores, seed=0)
-    >>> x = engine.ask(opt, n_told=2, key=[0, 2])
+    >>> x = engine.ask(space, opt, n_told=2, key=[0, 2])
     >>> engine.recommend(opt)
     1
     """
@@ -856,23 +858,65 @@ class TuningEngine:
         """The replay cache of ``stream`` (created empty when there is none yet)."""
         return self._replays.setdefault(stream, Replay())
 
+    def probes(self, space: Space) -> bool:
+        """Whether the start-up tests the objective for determinism (see :meth:`startup_step`):
+        exact scores (no ``epsilon``, not ``heavy_tailed``), the ``"gp-ucb"`` algorithm,
+        ``n_startup`` of at least 4 and a space with a real parameter (in a finite space the
+        search covers each configuration once, as scikit-learn's searches do)."""
+        return (
+            space.n_configurations is None
+            and self.epsilon is None
+            and not self.heavy_tailed
+            and self.algorithm == "gp-ucb"
+            and self.n_startup >= 4
+        )
+
     def any_uniform_start(self, space: Space, n_told: int) -> bool:
         """Whether the next proposal may come from any uniform sampler (an adapter's own, such
         as Optuna's ``RandomSampler``) instead of :meth:`ask`: fewer than ``n_startup`` rewards
-        were told, the space has a real parameter (so uniform draws do not repeat a
+        were told (half of them when the start-up :meth:`probes`: what comes next depends on
+        the history), the space has a real parameter (so uniform draws do not repeat a
         configuration; in a finite space :meth:`ask`'s draws are distinct) and the algorithm
         does not repeat its plays (MoMA's start-up repeats each one ``k`` times)."""
-        return (
-            n_told < self.n_startup
-            and space.n_configurations is None
-            and not self.spec.repeated_plays
-        )
+        first = self.n_startup // 2 if self.probes(space) else self.n_startup
+        return n_told < first and space.n_configurations is None and not self.spec.repeated_plays
 
-    def ask(self, opt: BaseOptimizer, *, n_told: int, key, pending=None) -> np.ndarray:
-        """The next proposal: uniform while fewer than ``n_startup`` rewards were told, from
-        the acquisition after; the proposal's randomness is seeded by ``key``."""
+    def startup_step(self, space: Space, opt: BaseOptimizer, n_told: int) -> str:
+        """What the next proposal is, given ``n_told`` rewards told or being proposed:
+        ``"uniform"`` (a start-up draw), ``"again"`` (the best told configuration again) or
+        ``"model"`` (the acquisition).
+
+        Without :meth:`probes`, uniform while ``n_told < n_startup``. With it, the start-up
+        asks the objective whether it is deterministic: after ``n_startup // 2`` uniform draws
+        the best told configuration is proposed again; when its second score equals its first
+        (:meth:`BaseOptimizer.repeats`), the start-up ends there and the model takes over;
+        otherwise (a noisy objective, or the repeat was not told) uniform draws go on until
+        ``n_startup`` rewards, the repeat counted among them. A deterministic objective spends
+        one evaluation on the question and gains ``n_startup // 2 - 1`` model-guided trials;
+        a noisy one keeps its ``n_startup`` start-up trials, one of them a replicate.
+        """
+        if not self.probes(space):
+            return "uniform" if n_told < self.n_startup else "model"
+        half = self.n_startup // 2
+        if n_told < half:
+            return "uniform"
+        n_repeats, agree = opt.repeats()
+        if n_repeats and agree:
+            return "model"
+        if not n_repeats and n_told == half and opt.t == half:
+            return "again"
+        return "uniform" if n_told < self.n_startup else "model"
+
+    def ask(
+        self, space: Space, opt: BaseOptimizer, *, n_told: int, key, pending=None
+    ) -> np.ndarray:
+        """The next proposal in ``space``, as :meth:`startup_step` says; its randomness is
+        seeded by ``key``."""
         opt.reseed(key)
-        return opt.ask(pending=pending, uniform=n_told < self.n_startup)
+        step = self.startup_step(space, opt, n_told)
+        if step == "again":
+            return opt.ask_again()
+        return opt.ask(pending=pending, uniform=step == "uniform")
 
     def warn_if_exhausted(self, space: Space, opt: BaseOptimizer, pending, x: np.ndarray) -> None:
         """With exact scores, warn once when the told and pending points and the proposal

@@ -17,7 +17,7 @@ from privtune.privacy.receipts import event_from_data, event_to_data
 from privtune.privacy.seeds import report_generator, stream_seed
 from privtune.privacy.withhold import clean, describe, release
 from privtune.registry import REGISTRY, PrivacyModel
-from privtune.space import SearchSpace
+from privtune.space import Integer, SearchSpace
 from privtune.tuning import TuningEngine
 
 SPACE = SearchSpace({"x": (0.0, 1.0), "y": (0.0, 1.0)})
@@ -38,8 +38,8 @@ def test_a_cached_and_a_rebuilt_model_propose_the_same_point():
     fresh = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=3)
     opt2, _ = fresh.sync("s", SPACE, range(12), X, y, seed=1)
     assert cached.replay("s").n_rebuilds == 1 and fresh.replay("s").n_rebuilds == 1
-    a = cached.ask(opt, n_told=12, key=[5, 12])
-    b = fresh.ask(opt2, n_told=12, key=[5, 12])
+    a = cached.ask(SPACE, opt, n_told=12, key=[5, 12])
+    b = fresh.ask(SPACE, opt2, n_told=12, key=[5, 12])
     np.testing.assert_array_equal(a, b)
 
 
@@ -58,11 +58,53 @@ def test_a_new_observed_range_maps_the_rewards_unless_a_failure_was_told():
         assert engine.replay("s").n_rebuilds == rebuilds
 
 
+def test_the_start_up_asks_once_whether_exact_scores_repeat():
+    """With exact scores the start-up proposes the best told configuration again after half of
+    ``n_startup`` draws; a repeat that returns the same score ends the start-up, one that
+    does not (a noisy objective) lets it run to ``n_startup``."""
+    X, y = history(5)
+    engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=10)
+    assert not engine.any_uniform_start(SPACE, 5) and engine.any_uniform_start(SPACE, 4)
+    opt, _ = engine.sync("s", SPACE, range(5), X, y, seed=0)
+    assert engine.startup_step(SPACE, opt, 5) == "again"
+    again = engine.ask(SPACE, opt, n_told=5, key=[1, 5])
+    np.testing.assert_array_equal(again, X[np.argmax(y)])
+    assert engine.startup_step(SPACE, opt, 6) == "uniform"  # the repeat is pending: unknown
+    for second, step in ((y.max(), "model"), (y.max() - 0.1, "uniform")):
+        engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=10)
+        opt, _ = engine.sync(
+            "s", SPACE, range(6), np.vstack([X, again]), np.append(y, second), seed=0
+        )
+        assert engine.startup_step(SPACE, opt, 6) == step
+        assert engine.startup_step(SPACE, opt, 10) == "model"
+
+
+@pytest.mark.parametrize(
+    "kwargs, space",
+    [
+        ({"epsilon": 1.0}, SPACE),  # privatized scores: a repeat is a fresh draw anyway
+        ({"heavy_tailed": True}, SPACE),  # declared noisy
+        ({}, SearchSpace({"a": Integer(1, 40), "b": Integer(1, 40)})),  # finite: each once
+    ],
+)
+def test_the_start_up_asks_nothing_of_noisy_scores_or_finite_spaces(kwargs, space):
+    engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=10, **kwargs)
+    assert not engine.probes(space)
+    assert engine.any_uniform_start(space, 9) or space.n_configurations is not None
+    X, y = history(5)
+    opt, _ = engine.sync("s", space, range(5), space.snap(X), y, seed=0)
+    assert [engine.startup_step(space, opt, n) for n in (5, 9, 10)] == [
+        "uniform",
+        "uniform",
+        "model",
+    ]
+
+
 def test_the_ask_policy_is_uniform_until_n_startup_rewards():
     X, y = history(4)
     engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0), n_startup=5)
     opt, _ = engine.sync("s", SPACE, range(4), X, y, seed=0)
-    proposal = engine.ask(opt, n_told=4, key=[1, 2])
+    proposal = engine.ask(SPACE, opt, n_told=4, key=[1, 2])
     opt.clear_pending()
     opt.reseed([1, 2])
     np.testing.assert_array_equal(proposal, opt.ask(uniform=True))

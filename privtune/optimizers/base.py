@@ -305,6 +305,20 @@ class BaseOptimizer:
         self._pending.append(np.array(x, dtype=float))
         return np.array(x, dtype=float)
 
+    def ask_again(self) -> np.ndarray:
+        """Propose the best told point again (by told reward), remembered as pending: a
+        repeat that tells whether the objective returns the same score twice.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+        """
+        if self.t == 0:
+            raise ValueError("ask_again needs a told point; none was told yet.")
+        x = self.X[int(np.argmax(self.y))].copy()
+        self._pending.append(x.copy())
+        return x
+
     def tell(self, x, y, noise_var=None) -> None:
         """Report the reward(s) ``y`` observed at ``x``.
 
@@ -548,28 +562,39 @@ class BaseOptimizer:
             return True
         return float(np.median(noise)) <= share * max(float(np.var(self.y)), 1e-300)
 
+    def repeats(self) -> tuple[int, bool]:
+        """The told rewards that repeat a configuration told before, and whether each of them
+        equals that configuration's first reward (up to the rounding of :meth:`rescale`).
+
+        Returns
+        -------
+        n_repeats : int
+        agree : bool
+            ``True`` when there is no repeat.
+        """
+        first: dict[bytes, float] = {}
+        n_repeats, agree = 0, True
+        for x, y in zip(self._X, self._y, strict=True):
+            key = x.tobytes()
+            if key not in first:
+                first[key] = y
+                continue
+            n_repeats += 1
+            agree = agree and abs(y - first[key]) <= 1e-9 * max(1.0, abs(y))
+        return n_repeats, agree
+
     def _repeats_agree(self) -> bool:
         """Whether the history shows the objective deterministic: at least
         :data:`AGREEING_REPEATS` evaluations repeat a configuration told before, and every
-        configuration told more than once got the same reward each time (up to the rounding
-        of :meth:`rescale`).
+        configuration told more than once got the same reward each time (:meth:`repeats`).
 
         A fitted noise is the model's reading; a repeat is a measurement. A jagged but
         deterministic objective (a cross-validated score over an integer parameter, which
         changes in steps from one value to the next) makes the kernel fit a large noise, and
         the model would otherwise keep proposing configurations it has already scored.
         """
-        first: dict[bytes, float] = {}
-        repeats = 0
-        for x, y in zip(self._X, self._y, strict=True):
-            key = x.tobytes()
-            if key not in first:
-                first[key] = y
-            elif abs(y - first[key]) > 1e-9 * max(1.0, abs(y)):  # equal up to rescaling's rounding
-                return False
-            else:
-                repeats += 1
-        return repeats >= AGREEING_REPEATS
+        n_repeats, agree = self.repeats()
+        return agree and n_repeats >= AGREEING_REPEATS
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
