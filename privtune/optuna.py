@@ -591,6 +591,10 @@ class PrivateGPUCBSampler(BaseSampler):
         # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
             opt, _ = self._optimizer(study, space, search_space, completed)
+            step = self.engine.startup_step(space, opt, len(completed))
+            if step == "uniform" and self.engine.adapter_draws(space):
+                self._startup.add((study.study_name, trial.number))  # the start-up goes on
+                return {}
             key = [self._ask_seed, trial.number]
             x = self.engine.ask(space, opt, n_told=len(completed), key=key, pending=pending)
             self.engine.warn_if_exhausted(space, opt, pending, x)

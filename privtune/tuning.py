@@ -873,13 +873,18 @@ class TuningEngine:
 
     def any_uniform_start(self, space: Space, n_told: int) -> bool:
         """Whether the next proposal may come from any uniform sampler (an adapter's own, such
-        as Optuna's ``RandomSampler``) instead of :meth:`ask`: fewer than ``n_startup`` rewards
-        were told (half of them when the start-up :meth:`probes`: what comes next depends on
-        the history), the space has a real parameter (so uniform draws do not repeat a
-        configuration; in a finite space :meth:`ask`'s draws are distinct) and the algorithm
-        does not repeat its plays (MoMA's start-up repeats each one ``k`` times)."""
+        as Optuna's ``RandomSampler``) before the model is built: fewer than ``n_startup``
+        rewards were told (half of them when the start-up :meth:`probes`: what comes next
+        depends on the history, :meth:`startup_step`) and :meth:`adapter_draws`."""
         first = self.n_startup // 2 if self.probes(space) else self.n_startup
-        return n_told < first and space.n_configurations is None and not self.spec.repeated_plays
+        return n_told < first and self.adapter_draws(space)
+
+    def adapter_draws(self, space: Space) -> bool:
+        """Whether a start-up draw (:meth:`startup_step` ``"uniform"``) may come from the
+        adapter's own uniform sampler: the space has a real parameter (so uniform draws do not
+        repeat a configuration; in a finite space :meth:`ask`'s draws are distinct) and the
+        algorithm does not repeat its plays (MoMA's start-up repeats each one ``k`` times)."""
+        return space.n_configurations is None and not self.spec.repeated_plays
 
     def startup_step(self, space: Space, opt: BaseOptimizer, n_told: int) -> str:
         """What the next proposal is, given ``n_told`` rewards told or being proposed:

@@ -464,6 +464,22 @@ def test_start_up_trials_are_the_independent_samplers_as_in_optunas_samplers(alg
     assert after[:6] == ours
 
 
+def test_a_noisy_objective_keeps_the_whole_start_up_of_independent_draws():
+    """The repeat after half the start-up returns another value: the objective is noisy, the
+    start-up goes on to ``n_startup_trials`` with the independent sampler's draws (its next
+    ones: the repeat drew none)."""
+    rng = np.random.default_rng(0)
+
+    def noisy(trial) -> float:
+        return quadratic(trial) + 0.1 * rng.standard_normal()
+
+    ours = _start_up(PrivateGPUCBSampler(seed=3, n_startup_trials=10), noisy, 11)
+    theirs = _start_up(optuna.samplers.RandomSampler(seed=3), quadratic, 9)
+    assert ours[5] in ours[:5]  # the repeat
+    assert ours[:5] + ours[6:10] == theirs
+    assert ours[10] not in theirs  # the acquisition's
+
+
 def test_start_up_trials_of_a_finite_space_are_distinct_and_unwarned(caplog):
     # Every parameter discrete: the engine's draws, which never repeat a configuration
     # (RandomSampler(seed=0)'s 4 draws hold 2 of the 4 configurations).
