@@ -259,7 +259,7 @@ class PrivateGPUCBSampler(BaseSampler):
         MoMA, which repeats its plays. Without privacy, in a space with a real parameter, the
         default algorithm asks after half of them whether the objective is deterministic: the
         best of those trials is run again, and if it returns the same value the acquisition
-        takes over; otherwise the start-up goes on, with privtune's own uniform draws
+        takes over; otherwise the start-up goes on with ``independent_sampler``'s draws
         (:meth:`privtune.tuning.TuningEngine.startup_step`).
     seed : int, optional
         Seed of the proposals. As with Optuna's samplers, a sequential study with a seed is
