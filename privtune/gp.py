@@ -577,6 +577,23 @@ class OutputWarp:
         g[~pos] = (1.0 - k * t[~pos]) ** (1.0 / k - 1.0) if k else np.exp(-t[~pos])
         return self.sigma * g
 
+    def curvature(self, t) -> np.ndarray:
+        """``d^2 y / d t^2`` at ``t``: the derivative of :meth:`slope` (the analytic gradient
+        of a variance mapped by the delta method)."""
+        t = np.asarray(t, dtype=float)
+        lam, pos = self.lam, t >= 0.0
+        g = np.empty_like(t)
+        g[pos] = (1.0 - lam) * (lam * t[pos] + 1.0) ** (1.0 / lam - 2.0) if lam else np.exp(t[pos])
+        k = 2.0 - lam
+        g[~pos] = (k - 1.0) * (1.0 - k * t[~pos]) ** (1.0 / k - 2.0) if k else -np.exp(-t[~pos])
+        return self.sigma * g
+
+    def moved(self, a: float, b: float) -> OutputWarp:
+        """The warp of rewards mapped to ``a y + b`` (``a > 0``): the same ``t`` for each
+        reward, which a warp fitted to the mapped rewards also gives (the standardisation
+        takes the map out before the exponent is fitted)."""
+        return OutputWarp(a * self.mu + b, a * self.sigma, self.lam)
+
 
 @dataclass
 class _Data:
@@ -775,8 +792,9 @@ class GaussianProcess:
     def rescale(self, a: float, b: float) -> bool:
         """Map every told reward ``y`` to ``a y + b`` (``a > 0``): the standardisation moves
         with them, so the fitted hyperparameters and the factor stay as they are, the model of
-        the mapped rewards (up to rounding). Only for the fitted model of exact rewards
-        without an output warp; returns whether it was done.
+        the mapped rewards (up to rounding); an output warp moves with them too, leaving each
+        reward's warped value as it was. Only for the fitted model of exact rewards; returns
+        whether it was done.
 
         Parameters
         ----------
@@ -786,11 +804,14 @@ class GaussianProcess:
         -------
         bool
         """
-        if not (a > 0 and self.fit and not self.output_warping and not np.any(self.noise_var)):
+        if not (a > 0 and self.fit and not np.any(self.noise_var)):
             return False
         self._data.y[: self.n] = a * self._data.y[: self.n] + b
-        h = self._hyper
-        self._hyper = replace(h, shift=a * h.shift + b, scale=a * h.scale)
+        if self._warp is not None:  # the warped values, and so the model in them, stay
+            self._warp = self._warp.moved(a, b)
+        else:
+            h = self._hyper
+            self._hyper = replace(h, shift=a * h.shift + b, scale=a * h.scale)
         return True
 
     def refit(self) -> None:
@@ -993,8 +1014,10 @@ class GaussianProcess:
         """Posterior mean and variance at one point ``z`` in reward units, and their gradients
         in ``z`` (the acquisition optimiser's analytic gradient): with ``k`` the kernel vector,
         ``dk`` its Jacobian, ``v = L^{-1} k`` and ``w = L^{-T} v``, the mean's gradient is
-        ``dk^T alpha`` and the variance's ``-2 dk^T w``. ``None`` for a model without one (a
-        kernel with no gradient, input or output warping): the caller differences instead.
+        ``dk^T alpha`` and the variance's ``-2 dk^T w``; under an output warp ``y(t)`` the
+        mean ``y(T)`` and the delta method's variance ``y'(T)^2 var`` are differentiated
+        through it. ``None`` for a model without one (a kernel with no gradient, input
+        warping): the caller differences instead.
 
         Parameters
         ----------
@@ -1007,7 +1030,7 @@ class GaussianProcess:
         """
         h = self.hyper
         grad = getattr(h.kernel, "value_and_grad", None)
-        if grad is None or self._warp is not None:
+        if grad is None:
             return None
         if self.n == 0:
             zero = np.zeros(self.dim)
@@ -1020,8 +1043,19 @@ class GaussianProcess:
         w = linalg.solve_triangular(self._L, v, lower=True, trans="T", check_finite=False)
         var = h.signal_var - float(v @ v)
         dvar = -2.0 * (dk.T @ w) if var > 0.0 else np.zeros(self.dim)
-        mean = h.centre + h.scale * float(k @ self._alpha)
-        return mean, max(var, 0.0) * h.scale**2, h.scale * (dk.T @ self._alpha), dvar * h.scale**2
+        t = h.centre + h.scale * float(k @ self._alpha)
+        var, dt, dvar = (
+            max(var, 0.0) * h.scale**2,
+            h.scale * (dk.T @ self._alpha),
+            dvar * h.scale**2,
+        )
+        if self._warp is None:
+            return t, var, dt, dvar
+        T = np.array([t])
+        mean, g, g1 = (
+            float(f(T)[0]) for f in (self._warp.inverse, self._warp.slope, self._warp.curvature)
+        )
+        return mean, var * g * g, g * dt, g * g * dvar + 2.0 * var * g * g1 * dt
 
     def difference(self, Z: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of ``f(Z) - f(z0)`` in reward units (the joint

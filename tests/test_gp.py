@@ -464,20 +464,26 @@ def test_moma_with_every_point_in_its_dictionary_has_the_fitted_gps_mean():
     np.testing.assert_allclose(std**2, gp_var, atol=1e-6)
 
 
-def _fitted_mixed(n: int, seed: int) -> GaussianProcess:
+def _fitted_mixed(n: int, seed: int, output_warping: bool = False) -> GaussianProcess:
     rng = np.random.default_rng(seed)
-    gp = GaussianProcess.fitted(5, MIXED, Priors())
+    gp = GaussianProcess.fitted(5, MIXED, Priors(), output_warping=output_warping)
     for x in mixed_points(n, rng):
-        gp.add(x, float(np.sin(4 * x[0]) + x[1] - 0.5 * x[4] + 0.05 * rng.standard_normal()))
+        y = np.sin(4 * x[0]) + x[1] - 0.5 * x[4] + 0.05 * rng.standard_normal()
+        gp.add(x, float(np.exp(2 * y) if output_warping else y))  # skewed: a warp to fit
     return gp
 
 
-def test_the_posterior_gradient_matches_central_differences():
+@pytest.mark.parametrize("output_warping", [False, True])
+def test_the_posterior_gradient_matches_central_differences(output_warping):
     """The acquisition optimiser's analytic gradient: the mean and variance at one point agree
     with :meth:`posterior`, and their gradients with central differences (step 1e-6, error
     O(1e-12) in exact arithmetic; the tolerance, 1e-6 relative to the gradient's size,
-    covers the rounding of the differences) in every coordinate, the one-hot ones included."""
-    gp = _fitted_mixed(25, 0)
+    covers the rounding of the differences) in every coordinate, the one-hot ones included;
+    through an output warp as well (the mean and the delta method's variance mapped)."""
+    gp = _fitted_mixed(25, 0, output_warping)
+    if output_warping:
+        gp.posterior(gp.X[:1])
+        assert gp._warp is not None and gp._warp.lam != 1.0  # a warp that bends
     z = mixed_points(1, np.random.default_rng(1))[0]
     mean, var, d_mean, d_var = gp.posterior_grad(z)
     m, v = gp.posterior(z[None, :])
@@ -501,13 +507,15 @@ def test_no_posterior_gradient_where_the_model_has_none():
         assert gp.posterior_grad(np.array([0.3])) is None
 
 
-def test_an_affine_map_of_the_rewards_leaves_the_model_as_a_refit_gives_it():
+@pytest.mark.parametrize("output_warping", [False, True])
+def test_an_affine_map_of_the_rewards_leaves_the_model_as_a_refit_gives_it(output_warping):
     """``rescale``: the told rewards mapped by ``a y + b`` give the posterior, in the new units,
     of a model fitted to the mapped rewards (to 1e-6 of the rewards' scale: both fits end
-    where L-BFGS-B stops, from the same standardised data up to rounding)."""
-    gp = _fitted_mixed(30, 2)
+    where L-BFGS-B stops, from the same standardised data up to rounding); an output warp
+    moves with the rewards (the warp's exponent is fitted after standardising them)."""
+    gp = _fitted_mixed(30, 2, output_warping)
     a, b = 0.37, -1.4
-    fresh = GaussianProcess.fitted(5, MIXED, Priors())
+    fresh = GaussianProcess.fitted(5, MIXED, Priors(), output_warping=output_warping)
     for x, y in zip(gp.X, gp.y, strict=True):
         fresh.add(x, a * y + b)
     gp.posterior(gp.X[:1])  # the fit happens before the map

@@ -95,7 +95,7 @@ class _ExactGPOptimizer(KernelOptimizer):
     def rescale(self, a: float, b: float) -> bool:
         # The fitted model standardises its rewards: an affine map of exact rewards moves the
         # standardisation and nothing else. Not the papers' fixed model, not a truncation, not
-        # known noise variances (reward units) nor an output warp (checked by the model).
+        # known noise variances (reward units).
         untruncated = type(self)._transform_reward is _ExactGPOptimizer._transform_reward
         if not (a > 0 and self.surrogate == "fitted" and untruncated and not any(self._v)):
             return False
