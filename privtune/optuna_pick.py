@@ -31,12 +31,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from ._checks import check_bool, check_int
 from ._display import estimate_text
 from .optuna import Pick, PrivateGPUCBSampler
+from .privacy.errors import check_value_range
 
 __all__ = ["PickTracker", "plot_pick"]
 
@@ -130,11 +132,15 @@ def plot_pick(
     *,
     title: str | None = None,
     axes: Any = None,
+    value_range: tuple[float, float] | None = None,
 ) -> Any:
     """Plot the pick's posterior mean, with a 95 % band, against the number of trials.
 
     The stored values (with privacy, the released noisy scores) go to their own panel below,
     so their spread does not set the scale of the pick's; the trial axis has integer ticks.
+    With a ``value_range`` (by default the study's sampler's when it is private), the mean and
+    the band are drawn clipped to it, as :class:`PickTracker` prints them, and its bounds are
+    drawn as dashed lines: a score cannot leave the range, though the model's estimate can.
 
     Parameters
     ----------
@@ -146,6 +152,10 @@ def plot_pick(
         The figure's title (default: says what is plotted).
     axes : sequence of two matplotlib Axes, optional
         Where to draw (the pick's, the values'); default: a new figure.
+    value_range : tuple of float, optional
+        ``(lo, hi)`` to clip the pick's mean and band to and to draw. Default: the
+        ``value_range`` of ``study``'s sampler when it is a private
+        :class:`~privtune.PrivateGPUCBSampler`; otherwise nothing is clipped.
 
     Returns
     -------
@@ -160,6 +170,10 @@ def plot_pick(
         ) from None
     if not history:
         raise ValueError("history is empty: run the study with the PickTracker first.")
+    sampler = getattr(study, "sampler", None)
+    if value_range is None and isinstance(sampler, PrivateGPUCBSampler) and sampler.epsilon:
+        value_range = sampler.value_range
+    bounds = None if value_range is None else check_value_range(value_range)
     if axes is None:
         height = (3, 1.6) if study is not None else (3,)
         fig, axes = plt.subplots(
@@ -173,15 +187,28 @@ def plot_pick(
         axes = list(axes[:, 0])
     fig = axes[0].figure
     n = [p.n_complete for p in history]
-    mean = [p.mean for p in history]
-    low = [p.mean - 1.96 * p.std for p in history]
-    high = [p.mean + 1.96 * p.std for p in history]
+    mean = np.array([p.mean for p in history], dtype=float)
+    std = np.array([p.std for p in history], dtype=float)
+    low, high = mean - 1.96 * std, mean + 1.96 * std
+    if bounds is not None:
+        mean, low, high = (np.clip(v, *bounds) for v in (mean, low, high))
+    clipped = "" if bounds is None else ", clipped"
     ax = axes[0]
-    ax.fill_between(n, low, high, step="post", alpha=0.25, color="C0", label="95 % band")
+    ax.fill_between(n, low, high, step="post", alpha=0.25, color="C0", label="95 % band" + clipped)
     ax.step(
-        n, mean, where="post", color="C0", marker="o", markersize=3, label="pick's posterior mean"
+        n,
+        mean,
+        where="post",
+        color="C0",
+        marker="o",
+        markersize=3,
+        label="pick's posterior mean" + clipped,
     )
-    ax.set_ylabel("score")
+    if bounds is not None:
+        for bound in bounds:
+            ax.axhline(bound, color="0.3", linestyle="--", linewidth=0.8)
+        ax.plot([], [], color="0.3", linestyle="--", linewidth=0.8, label="value_range")
+    ax.set_ylabel("score" if bounds is None else "score (clipped to value_range)")
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     if study is not None and len(axes) > 1:

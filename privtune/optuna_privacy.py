@@ -121,10 +121,14 @@ class _PrivateTrial:
         setattr(self._trial, name, value)
 
     def report(self, value: float, step: int) -> None:
-        raise PrivacyError(
-            "trial.report() is not available under privatize(): Optuna would store the raw "
-            "intermediate value. Pruning on intermediate scores needs those scores privatized "
-            "too, which privtune does not offer; run the trial to the end and return its score."
+        # privtune's own message, which holds no score: it leaves the objective as it is
+        raise clean(
+            PrivacyError(
+                "trial.report() is not available under privatize(): Optuna would store the "
+                "raw intermediate value. Pruning on intermediate scores needs those scores "
+                "privatized too, which privtune does not offer; remove the report() and "
+                "should_prune() calls, run the trial to the end and return its score."
+            )
         )
 
 

@@ -489,8 +489,8 @@ class PrivateBOSearchCV(_PrivateSearchCV):
     Each round, the optimizer proposes ``batch_size`` candidates (the ones in flight are pending
     points, so a batch spreads out), scikit-learn's machinery cross-validates them in parallel,
     and the candidates' mean test scores are told to the optimizer. ``n_iter`` candidates are
-    evaluated in all; MoMA-GP-UCB (the default) evaluates each configuration ``k = 3`` times,
-    which only pays off when the scores are noisy (privacy on).
+    evaluated in all; ``algorithm="moma"`` (MoMA-GP-UCB) evaluates each configuration
+    ``k = 3`` times, which only pays off when the scores are noisy (privacy on).
 
     Privacy model (docs/privacy.md, "epsilon-LDP on scores"): with ``epsilon`` set, the mean
     cross-validated score of each candidate is released once through the Laplace curator

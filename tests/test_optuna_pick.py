@@ -106,11 +106,39 @@ def test_the_plot_has_the_pick_and_the_stored_values_in_their_own_panels():
     fig = plot_pick(tracker.history, study)
     pick_ax, values_ax = fig.axes
     assert fig._suptitle.get_text() == "The recommendation as the study ran"
-    # the pick's panel holds the pick (its line and band) only; the stored values, whose
-    # noise would set its scale, are in their own panel
-    (line,) = pick_ax.get_lines()
-    assert list(line.get_ydata()) == [p.mean for p in tracker.history]
+    # the pick's panel holds the pick (its line and band) and the value range only; the stored
+    # values, whose noise would set its scale, are in their own panel
+    lines = {line.get_label(): line for line in pick_ax.get_lines()}
+    line = lines["pick's posterior mean, clipped"]
+    assert list(line.get_ydata()) == [min(max(p.mean, 0.0), 1.0) for p in tracker.history]
+    bounds = [
+        ln for ln in pick_ax.get_lines() if ln.get_linestyle() == "--" and len(ln.get_ydata())
+    ]
+    assert sorted(ln.get_ydata()[0] for ln in bounds) == [0.0, 1.0]
+    assert "value_range" in lines and pick_ax.get_ylabel() == "score (clipped to value_range)"
     (dots,) = values_ax.get_lines()
     assert list(dots.get_ydata()) == [t.value for t in study.trials]
     assert all(float(t).is_integer() for t in values_ax.get_xticks())
     assert values_ax.get_xlabel() == "completed trials"
+
+
+def test_the_plot_clips_to_the_range_the_text_names_and_only_with_privacy_or_when_asked():
+    """A private pick's posterior mean beyond ``value_range`` is drawn clipped, as the
+    tracker's line prints it; an exact study's is drawn as it is unless a range is given."""
+    from privtune.optuna import Pick
+
+    history = [Pick(trial=0, params={}, mean=1.8, std=0.9, n_complete=1)]
+    private = PrivateGPUCBSampler(epsilon=1.0, value_range=(0.0, 1.0), seed=0).create_study()
+    exact = PrivateGPUCBSampler(seed=0).create_study()
+    cases = [(private, {}, True), (exact, {}, False), (exact, {"value_range": (0, 1)}, True)]
+    for study, kwargs, clipped in cases:
+        ax = plot_pick(history, study, **kwargs).axes[0]
+        (mean,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("pick's")]
+        band = ax.collections[0].get_paths()[0].vertices[:, 1]
+        if clipped:
+            assert mean.get_ydata()[0] == 1.0 and 0.0 <= band.min() and band.max() <= 1.0
+        else:
+            assert mean.get_ydata()[0] == 1.8
+            assert band.max() == pytest.approx(1.8 + 1.96 * 0.9)
+    with pytest.raises(ValueError, match="value_range must be a pair"):
+        plot_pick(history, exact, value_range=(1.0, 0.0))

@@ -351,6 +351,10 @@ def test_report_is_refused_under_privacy():
     trial = study.trials[0]
     assert trial.state == TrialState.FAIL
     assert trial.intermediate_values == {}
+    # uncaught, the error is privtune's own (it holds no score): it names report(), not withheld
+    with pytest.raises(PrivacyError, match=r"trial\.report\(\) is not available") as info:
+        study.optimize(sampler.privatize(reporting), n_trials=1)
+    assert "withheld" not in str(info.value) and "0.3" not in str(info.value)
 
 
 def test_non_finite_scores_fail_the_trial_and_release_nothing():
