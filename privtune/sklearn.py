@@ -988,6 +988,12 @@ default="auto"
             U = bo.propose(r * q, size - len(extra))
             candidates = [*extra, *(self._params_at(u) for u in U)]
             batch = self._evaluate_batch(evaluate_candidates, candidates, round_ctx)
+            if batch is None and r == 0:
+                # every fit of the first round failed (the untuned estimator's among them by
+                # default): scikit-learn's error, its count every fit made (withheld by fit
+                # with privacy), instead of a warning per round
+                assert f.last_failure is not None
+                raise f.last_failure
             if batch is None:
                 bo.record_failed(U)
                 self._warn_all_fits_failed(len(candidates))
@@ -999,11 +1005,7 @@ default="auto"
                 results = batch
             if f.verbose > 0:
                 self._print_round(r + 1, n_rounds, r * q + size, results)
-        if results is None:
-            # Nothing was evaluated: scikit-learn's error, with the fits' errors (withheld by
-            # fit with privacy).
-            assert f.last_failure is not None
-            raise f.last_failure
+        assert results is not None  # the first round was evaluated
         scores = results[f"mean_test_{f.plan.metric}"]
         if bo.outside is not None and not np.isfinite(scores[bo.outside]):
             self._warn_untuned_failed()
@@ -1516,6 +1518,9 @@ default="permute-and-flip"
         for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
             batch = candidates[r * q : (r + 1) * q]
             if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
+                if r == 0:  # every fit of the first round failed: stop, as the Bayesian search
+                    assert f.last_failure is not None
+                    raise f.last_failure  # withheld by fit with privacy
                 # no row in scikit-learn's results: a failed candidate counts as the worst end
                 # of the range, like any failed fit
                 f.offered += [(params, None, math.nan) for params in batch]
@@ -1526,9 +1531,7 @@ default="permute-and-flip"
                     "(release='best': no score is shown before the pick)",
                     flush=True,
                 )
-        if f.last_results is None:
-            assert f.last_failure is not None
-            raise f.last_failure  # every fit failed (withheld by fit with privacy)
+        assert f.last_results is not None  # the first round was evaluated
         self._publish_pick(f.last_results, *self._choose(declared))
 
     def _fixed_candidates(self) -> list[dict] | None:

@@ -473,6 +473,31 @@ def test_failed_candidates_do_not_stop_the_search_and_steer_it_away(epsilon):
     assert 12 - len(kept) <= 5
 
 
+class AlwaysFailing(LogisticRegression):
+    """Fails every fit, as an estimator misconfigured for the data does; counts its fits."""
+
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        raise ValueError("this estimator cannot fit these data")
+
+
+def test_a_search_whose_first_round_fails_entirely_stops_with_one_error():
+    """Every fit of the first round failed (the untuned estimator's among them): the search
+    stops there with scikit-learn's error, which counts the fits made and quotes the failure,
+    instead of warning once per round of ``n_iter``."""
+    AlwaysFailing.fits = 0
+    s = PrivateBOSearchCV(AlwaysFailing(), SPACE, n_iter=20, cv=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no FitFailedWarning before the error
+        with pytest.raises(ValueError, match="All the 5 fits failed") as info:
+            s.fit(X, Y)
+    assert "this estimator cannot fit these data" in str(info.value)
+    assert AlwaysFailing.fits == 5  # one round of 5 folds, not 20
+    assert not hasattr(s, "cv_results_")
+
+
 def test_a_scikit_learn_error_message_is_withheld_with_privacy():
     def array_scorer(estimator, X, y):  # not a number: scikit-learn's error quotes the value
         return np.array([RAW_BASE, RAW_BASE / 2])
