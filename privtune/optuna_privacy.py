@@ -102,11 +102,27 @@ def _budget_count(
     return reserved, released, None if other is None else trials[other]
 
 
+def _clean_errors(suggest: Callable) -> Callable:
+    """``suggest`` whose errors leave the objective with their message: they are about the
+    parameter's distribution (a reversed range, a step that does not divide it), which the
+    trial stores as it is, never about a score."""
+
+    @functools.wraps(suggest)
+    def checked(*args, **kwargs):
+        try:
+            return suggest(*args, **kwargs)
+        except Exception as exc:
+            raise clean(exc) from None
+
+    return checked
+
+
 class _PrivateTrial:
     """The trial an objective sees under :meth:`PrivateGPUCBSampler.privatize`.
 
     Everything is delegated to the Optuna trial except :meth:`report`: an intermediate value
-    would be stored raw (and become the value of a pruned trial), so it is refused.
+    would be stored raw (and become the value of a pruned trial), so it is refused. The
+    ``suggest_*`` methods' errors keep their message (:func:`_clean_errors`).
     """
 
     __slots__ = ("_trial",)
@@ -115,7 +131,10 @@ class _PrivateTrial:
         object.__setattr__(self, "_trial", trial)
 
     def __getattr__(self, name: str):
-        return getattr(self._trial, name)
+        attr = getattr(self._trial, name)
+        if name.startswith("suggest_") and callable(attr):
+            return _clean_errors(attr)
+        return attr
 
     def __setattr__(self, name: str, value) -> None:
         setattr(self._trial, name, value)
@@ -227,7 +246,8 @@ class StudyPrivacy:
             except BaseException as exc:
                 # the message and the frames may hold a raw score (a scorer's error, an
                 # objective's f-string): only privtune's own messages go out
-                failure = withhold_release(exc)
+                given = "epsilon" if self.privacy_budget is None else "privacy_budget"
+                failure = withhold_release(exc, given)
             finally:
                 _PRIVATIZED_TRIAL.reset(token)
             if failure is not None:

@@ -173,7 +173,7 @@ class _PrivateSearchCV(BaseSearchCV):
             # (every fold's score) may hold raw scores: raise a bare exception, outside this
             # block so that it has neither context nor those frames. privtune's own errors
             # keep their message.
-            withheld = release(exc)
+            withheld = release(exc, "epsilon" if self.privacy_budget is None else "privacy_budget")
         else:
             if self._private:
                 self.privacy_report_ = self._end_to_end(self._report())

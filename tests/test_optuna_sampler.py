@@ -357,6 +357,31 @@ def test_report_is_refused_under_privacy():
     assert "withheld" not in str(info.value) and "0.3" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "privacy", [{"epsilon": 1.0}, {"privacy_budget": (1.0, 1e-6), "n_trials": 5}]
+)
+def test_a_suggest_error_keeps_its_message_and_a_withheld_one_names_the_setting_given(privacy):
+    """Under privacy an error of ``suggest_*`` (about a distribution the trial stores as it
+    is, never a score) leaves the objective with its message; any other error is withheld,
+    and its message names the privacy setting the sampler was given."""
+    sampler = PrivateGPUCBSampler(value_range=(0.0, 1.0), seed=0, **privacy)
+    study = optuna.create_study(sampler=sampler)
+
+    def reversed_range(trial):
+        return trial.suggest_float("x", 1.0, 0.0)
+
+    with pytest.raises(ValueError, match="low <= high"):
+        study.optimize(sampler.privatize(reversed_range), n_trials=1)
+
+    def leaking(trial):
+        raise RuntimeError(f"score was {0.25 + trial.suggest_float('x', 0.0, 1.0)}")
+
+    with pytest.raises(RuntimeError, match="withheld") as info:
+        study.optimize(sampler.privatize(leaking), n_trials=1)
+    given = next(iter(privacy))
+    assert f"Rerun without {given}," in str(info.value) and "score was" not in str(info.value)
+
+
 def test_non_finite_scores_fail_the_trial_and_release_nothing():
     sampler = private_sampler(algorithm="random")
     study = optuna.create_study(sampler=sampler)

@@ -510,6 +510,16 @@ def test_a_scikit_learn_error_message_is_withheld_with_privacy():
     assert exc.__context__ is None and exc.__cause__ is None
     # No frame of scikit-learn's fit (whose locals hold every fold's score) in the traceback.
     assert not _sklearn_frames(exc)
+    assert "Rerun without epsilon," in str(exc)
+    # the message names the privacy setting given
+    budget = search(
+        privacy_budget=(1.0, 1e-6),
+        value_range=(0.0, 1.0),
+        scoring=array_scorer,
+        error_score="raise",
+    )
+    with pytest.raises(ValueError, match="Rerun without privacy_budget,"):
+        budget.fit(X, Y)
     # Without privacy the message is scikit-learn's own.
     with pytest.raises(ValueError, match="scoring must return a number"):
         search(scoring=array_scorer, error_score="raise").fit(X, Y)

@@ -45,14 +45,16 @@ def bare(exc: BaseException) -> BaseException:
     return exc.with_traceback(None)
 
 
-def withheld(exc: BaseException) -> BaseException:
-    """A new exception of ``exc``'s type without its message, context or traceback."""
+def withheld(exc: BaseException, setting: str = "epsilon") -> BaseException:
+    """A new exception of ``exc``'s type without its message, context or traceback; its
+    message tells to rerun without ``setting``, the privacy setting the user gave
+    (``"epsilon"`` or ``"privacy_budget"``)."""
     if isinstance(exc, KeyboardInterrupt):
         return KeyboardInterrupt()
     message = (
         f"{type(exc).__name__} during private scoring (a search or a privatized objective); "
         "its message and traceback are withheld because they can hold raw scores (a scorer's "
-        "return value, every fold's score). Rerun without epsilon, on data "
+        f"return value, every fold's score). Rerun without {setting}, on data "
         "you may inspect, to see it."
     )
     try:
@@ -61,10 +63,10 @@ def withheld(exc: BaseException) -> BaseException:
         return PrivacyError(message)
 
 
-def release(exc: BaseException) -> BaseException:
+def release(exc: BaseException, setting: str = "epsilon") -> BaseException:
     """What may leave a private computation in place of ``exc``: :func:`bare` for a
-    :func:`clean` exception, :func:`withheld` for any other."""
-    return bare(exc) if is_clean(exc) else withheld(exc)
+    :func:`clean` exception, :func:`withheld` (naming ``setting``) for any other."""
+    return bare(exc) if is_clean(exc) else withheld(exc, setting)
 
 
 def describe(exc: BaseException) -> str:
