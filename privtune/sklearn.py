@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -448,6 +449,16 @@ class _PrivateSearchCV(BaseSearchCV):
             return None
         self._fit.last_results = results
         return results
+
+    def _all_fits_failed(self, n_fits: int) -> ValueError:
+        """scikit-learn's error for the last round whose every fit failed, counting the
+        ``n_fits`` that failed in all (withheld by ``fit`` with privacy)."""
+        exc = self._fit.last_failure
+        assert exc is not None
+        head = re.match(r"\nAll the (\d+) fits failed\.", str(exc))
+        if head is None or int(head.group(1)) == n_fits:
+            return exc
+        return ValueError(f"\nAll the {n_fits} fits failed." + str(exc)[head.end() :])
 
     def _warn_if_splits_change(self) -> None:
         if not _yields_constant_splits(self._checked_cv_orig):
@@ -964,53 +975,74 @@ default="auto"
         f = self._fit
         if self._private and f.engine.spec.curator == "laplace" and f.plan.metric is not None:
             self._say_resolution()
-        n_iter, q = int(self.n_iter), self._batch_size()
-        seed = _int_seed(self.random_state)
-        noise_seed = None  # the qff algorithms' own privacy noise: one per fit
-        if f.engine.privacy == PrivacyModel.LOCAL_JDP:
-            noise_seed = draw_seed() if f.noise_seed is None else stream_seed(f.noise_seed, "fit")
-        default_u = None if f.default_params is None else default_point(f.space, f.default_params)
-        f.bo = bo = BatchOptimization(
-            f.engine,
-            f.space,
-            seed=draw_seed() if seed is None else seed,
-            noise_seed=noise_seed,
-            default_u=default_u,
-        )
-        outside = f.default_params is not None and default_u is None
-        n_iter = self._distinct_candidates(n_iter, int(outside))
+        q = self._batch_size()
+        f.bo = bo = self._new_optimization()
+        outside = f.default_params is not None and bo.default_u is None
+        n_iter = self._distinct_candidates(int(self.n_iter), int(outside))
         n_rounds = math.ceil(n_iter / q)
         sizes = [min(q, n_iter - r * q) for r in range(n_rounds)]
-        results = None
+        results, failed = None, 0
         for r, size, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
             # the untuned estimator first: its point, or an arm outside the cube
             extra = [f.default_params] if outside and r == 0 else []
             U = bo.propose(r * q, size - len(extra))
             candidates = [*extra, *(self._params_at(u) for u in U)]
             batch = self._evaluate_batch(evaluate_candidates, candidates, round_ctx)
-            if batch is None and r == 0:
-                # every fit of the first round failed (the untuned estimator's among them by
-                # default): scikit-learn's error, its count every fit made (withheld by fit
-                # with privacy), instead of a warning per round
-                assert f.last_failure is not None
-                raise f.last_failure
-            if batch is None:
-                bo.record_failed(U)
-                self._warn_all_fits_failed(len(candidates))
-                if extra:
-                    self._warn_untuned_failed()
-            else:
-                self._warn_nonfinite()
-                bo.record(U, batch[f"mean_test_{f.plan.metric}"], len(extra))
-                results = batch
+            failed += 0 if batch is not None else len(candidates) * self.n_splits_
+            if batch is None and results is None and len(U):
+                # every fit failed, a candidate of the space's among them (by default the
+                # untuned estimator's): the data or the estimator. scikit-learn's error,
+                # counting every fit made, instead of a warning per round.
+                raise self._all_fits_failed(failed)
+            self._tell(U, len(candidates), batch, len(extra))
+            results = results if batch is None else batch
             if f.verbose > 0:
                 self._print_round(r + 1, n_rounds, r * q + size, results)
         assert results is not None  # the first round was evaluated
+        self._finish_search(results)
+
+    def _new_optimization(self) -> BatchOptimization:
+        """The fit's optimizer, seeded by ``random_state`` (the qff algorithms' own privacy
+        noise: one seed per fit), the untuned estimator's point in the cube if it has one."""
+        f = self._fit
+        assert f.engine is not None
+        seed = _int_seed(self.random_state)
+        noise_seed = None
+        if f.engine.privacy == PrivacyModel.LOCAL_JDP:
+            noise_seed = draw_seed() if f.noise_seed is None else stream_seed(f.noise_seed, "fit")
+        default_u = None if f.default_params is None else default_point(f.space, f.default_params)
+        return BatchOptimization(
+            f.engine,
+            f.space,
+            seed=draw_seed() if seed is None else seed,
+            noise_seed=noise_seed,
+            default_u=default_u,
+        )
+
+    def _tell(self, U, n_candidates: int, batch: dict | None, n_extra: int) -> None:
+        """Tell the optimizer a round's mean test scores (``batch``), or that every fit of its
+        ``n_candidates`` failed (``None``: scikit-learn keeps no row for them)."""
+        f = self._fit
+        assert f.bo is not None
+        if batch is None:
+            f.bo.record_failed(U)
+            self._warn_all_fits_failed(n_candidates)
+            if n_extra:
+                self._warn_untuned_failed()
+            return
+        self._warn_nonfinite()
+        f.bo.record(U, batch[f"mean_test_{f.plan.metric}"], n_extra)
+
+    def _finish_search(self, results: dict) -> None:
+        """After the last round: warn if the untuned estimator (an arm outside the cube) has no
+        score; with privacy, add the posterior means of the released scores and the pick."""
+        f = self._fit
+        assert f.bo is not None
         scores = results[f"mean_test_{f.plan.metric}"]
-        if bo.outside is not None and not np.isfinite(scores[bo.outside]):
+        if f.bo.outside is not None and not np.isfinite(scores[f.bo.outside]):
             self._warn_untuned_failed()
-        if self._private and bo.has_finite(scores):
-            posterior, f.recommended = bo.recommend(scores, self._noise_variance())
+        if self._private and f.bo.has_finite(scores):
+            posterior, f.recommended = f.bo.recommend(scores, self._noise_variance())
             # reported within the score's range: a model's mean under heavy noise can leave it
             results[f"posterior_mean_test_{f.plan.metric}"] = np.clip(
                 posterior, *f.plan.optimized_range
@@ -1515,12 +1547,17 @@ default="permute-and-flip"
         q = self._batch_size()
         n_rounds = math.ceil(len(candidates) / q)
         sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
+        # the untuned estimator, when its values lie outside the space, may fail alone
+        outside = f.default_params is not None and default_point(f.space, f.default_params) is None
+        n_outside, failed = int(outside), 0
         for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
             batch = candidates[r * q : (r + 1) * q]
             if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
-                if r == 0:  # every fit of the first round failed: stop, as the Bayesian search
-                    assert f.last_failure is not None
-                    raise f.last_failure  # withheld by fit with privacy
+                failed += len(batch) * self.n_splits_
+                if f.last_results is None and (r + 1) * q > n_outside:
+                    # every fit failed, a candidate of the space among them: stop, as the
+                    # Bayesian search does (withheld by fit with privacy)
+                    raise self._all_fits_failed(failed)
                 # no row in scikit-learn's results: a failed candidate counts as the worst end
                 # of the range, like any failed fit
                 f.offered += [(params, None, math.nan) for params in batch]

@@ -498,6 +498,19 @@ def test_a_search_whose_first_round_fails_entirely_stops_with_one_error():
     assert not hasattr(s, "cv_results_")
 
 
+def test_an_untuned_estimator_outside_the_space_may_fail_alone_before_the_search_stops():
+    """The untuned estimator outside the space (C=-1) is evaluated alone first; its failure
+    says nothing of the space's candidates, so the search goes on to the next round and stops
+    when that one fails too, counting the fits of both rounds."""
+    AlwaysFailing.fits = 0
+    s = PrivateBOSearchCV(AlwaysFailing(C=-1.0), SPACE, n_iter=20, cv=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the untuned estimator's failure is warned
+        with pytest.raises(ValueError, match="All the 10 fits failed"):
+            s.fit(X, Y)
+    assert AlwaysFailing.fits == 10
+
+
 def test_a_scikit_learn_error_message_is_withheld_with_privacy():
     def array_scorer(estimator, X, y):  # not a number: scikit-learn's error quotes the value
         return np.array([RAW_BASE, RAW_BASE / 2])
