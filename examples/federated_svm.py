@@ -5,7 +5,7 @@ the SVM by validation AUC. Only the parties' posterior samples reach the server,
 broadcasts are (epsilon, delta) user-level DP in each party's contribution. Each party's
 recommendation is compared with the untuned SVM by 3-fold cross-validated AUC on its shard.
 
-    python examples/federated_svm.py            # about half a minute
+    python examples/federated_svm.py            # about 10 seconds
     python examples/federated_svm.py --quick    # a smoke run of a few seconds
 """
 

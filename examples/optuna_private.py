@@ -9,7 +9,7 @@ released values. The untuned network is enqueued first and is the recommendation
 posterior probability ``1 - 0.05 / m`` for ``m`` competitors. Every pick is then scored on a
 fresh test set that the study never saw, which only the data owner can do.
 
-    python examples/optuna_private.py            # about a minute
+    python examples/optuna_private.py            # about 25 seconds
     python examples/optuna_private.py --quick    # a smoke run of a few seconds
 """
 

@@ -3,7 +3,7 @@ on exact scores and a private search (each candidate's score released with epsil
 
     python examples/search_gradient_boosting.py [--n-iter 30] [--cv 5] [--out DIR] [--quick]
 
-About a minute on two cores (``--quick``: a few seconds). The space is the GO-UCB paper's
+About half a minute on two cores (``--quick``: a few seconds). The space is the GO-UCB paper's
 (App. D.2, ``privtune.presets``) without ``criterion``, which scikit-learn 1.9 deprecated.
 Saves ``search_gradient_boosting.png`` under ``examples/results``.
 """
