@@ -31,3 +31,19 @@ def dask_client():
         Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture
+def always_failing():
+    """An estimator class whose every fit fails, as one misconfigured for the data does; the
+    class counts the fits made (``fits``), clones included."""
+    from sklearn.linear_model import LogisticRegression
+
+    class AlwaysFailing(LogisticRegression):
+        fits = 0
+
+        def fit(self, X, y, sample_weight=None):
+            type(self).fits += 1
+            raise ValueError("this estimator cannot fit these data")
+
+    return AlwaysFailing

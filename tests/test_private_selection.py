@@ -346,25 +346,16 @@ def test_private_selection_is_a_search_of_its_own_and_release_best_delegates_to_
         PrivateSelectionSearchCV(LogisticRegression(), {"C": (0.1, 1.0)}).fit(X, y)
 
 
-class _AlwaysFailing(LogisticRegression):
-    """Fails every fit (an estimator misconfigured for the data); counts its fits."""
-
-    fits = 0
-
-    def fit(self, X, y, sample_weight=None):
-        type(self).fits += 1
-        raise ValueError("this estimator cannot fit these data")
-
-
-def test_a_selection_whose_first_round_fails_entirely_stops_there_with_a_withheld_error():
+def test_a_selection_whose_first_round_fails_entirely_stops_there_with_a_withheld_error(
+    always_failing,
+):
     """Every fit of the first round failed: the selection stops after it (one batch of the
     untuned estimator's 3 folds) with scikit-learn's error, withheld under privacy, and
     publishes nothing."""
     from privtune import PrivateSelectionSearchCV
 
-    _AlwaysFailing.fits = 0
     s = PrivateSelectionSearchCV(
-        _AlwaysFailing(),
+        always_failing(),
         {"C": (1e-3, 1e2, "log-uniform")},
         epsilon=1.0,
         n_iter=6,
@@ -377,7 +368,7 @@ def test_a_selection_whose_first_round_fails_entirely_stops_there_with_a_withhel
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="withheld"):
             s.fit(X, y)
-    assert _AlwaysFailing.fits == 3 and not hasattr(s, "best_params_")
+    assert always_failing.fits == 3 and not hasattr(s, "best_params_")
 
 
 def test_the_margin_keeps_a_baseline_no_worse_than_every_candidate_one_time_in_twenty():

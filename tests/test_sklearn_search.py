@@ -473,42 +473,32 @@ def test_failed_candidates_do_not_stop_the_search_and_steer_it_away(epsilon):
     assert 12 - len(kept) <= 5
 
 
-class AlwaysFailing(LogisticRegression):
-    """Fails every fit, as an estimator misconfigured for the data does; counts its fits."""
-
-    fits = 0
-
-    def fit(self, X, y, sample_weight=None):
-        type(self).fits += 1
-        raise ValueError("this estimator cannot fit these data")
-
-
-def test_a_search_whose_first_round_fails_entirely_stops_with_one_error():
+def test_a_search_whose_first_round_fails_entirely_stops_with_one_error(always_failing):
     """Every fit of the first round failed (the untuned estimator's among them): the search
     stops there with scikit-learn's error, which counts the fits made and quotes the failure,
     instead of warning once per round of ``n_iter``."""
-    AlwaysFailing.fits = 0
-    s = PrivateBOSearchCV(AlwaysFailing(), SPACE, n_iter=20, cv=5, random_state=0)
+    s = PrivateBOSearchCV(always_failing(), SPACE, n_iter=20, cv=5, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no FitFailedWarning before the error
         with pytest.raises(ValueError, match="All the 5 fits failed") as info:
             s.fit(X, Y)
     assert "this estimator cannot fit these data" in str(info.value)
-    assert AlwaysFailing.fits == 5  # one round of 5 folds, not 20
+    assert always_failing.fits == 5  # one round of 5 folds, not 20
     assert not hasattr(s, "cv_results_")
 
 
-def test_an_untuned_estimator_outside_the_space_may_fail_alone_before_the_search_stops():
+def test_an_untuned_estimator_outside_the_space_may_fail_alone_before_the_search_stops(
+    always_failing,
+):
     """The untuned estimator outside the space (C=-1) is evaluated alone first; its failure
     says nothing of the space's candidates, so the search goes on to the next round and stops
     when that one fails too, counting the fits of both rounds."""
-    AlwaysFailing.fits = 0
-    s = PrivateBOSearchCV(AlwaysFailing(C=-1.0), SPACE, n_iter=20, cv=5, random_state=0)
+    s = PrivateBOSearchCV(always_failing(C=-1.0), SPACE, n_iter=20, cv=5, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the untuned estimator's failure is warned
         with pytest.raises(ValueError, match="All the 10 fits failed"):
             s.fit(X, Y)
-    assert AlwaysFailing.fits == 10
+    assert always_failing.fits == 10
 
 
 def test_a_scikit_learn_error_message_is_withheld_with_privacy():
