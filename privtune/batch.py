@@ -30,6 +30,8 @@ import numbers
 
 import numpy as np
 
+from .privacy.seeds import draw_seed, stream_seed
+from .registry import PrivacyModel
 from .space import Space
 from .tuning import TuningEngine
 
@@ -71,6 +73,27 @@ class BatchOptimization:
         #: The candidate index of the untuned estimator when it lies outside the cube (an arm
         #: the optimizer is not told), else ``None``.
         self.outside: int | None = None
+
+    @classmethod
+    def start(
+        cls,
+        engine: TuningEngine,
+        space: Space,
+        *,
+        seed: int | None,
+        noise_seed: int | None,
+        default_params: dict | None,
+    ) -> BatchOptimization:
+        """One fit's optimization: seeded by ``seed`` (fresh entropy for ``None``); for the
+        qff algorithms (local joint DP), their own privacy noise seeded once per fit from
+        ``noise_seed`` (fresh for ``None``); the untuned estimator's values
+        ``default_params`` as the first proposal when they lie in the space."""
+        noise = None
+        if engine.privacy == PrivacyModel.LOCAL_JDP:
+            noise = draw_seed() if noise_seed is None else stream_seed(noise_seed, "fit")
+        default_u = None if default_params is None else default_point(space, default_params)
+        seed = draw_seed() if seed is None else seed
+        return cls(engine, space, seed=seed, noise_seed=noise, default_u=default_u)
 
     def __len__(self) -> int:
         return len(self.values)

@@ -59,12 +59,11 @@ from .privacy.oneshot import (
 )
 from .privacy.oneshot import MECHANISMS as ONE_SHOT
 from .privacy.release import CandidateReleases, ScoreRelease
-from .privacy.seeds import draw_seed, stream_seed
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import UNITS, PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, release
 from .records import RecordMetric, check_public_bounds, holdout_split, record_metric
-from .registry import REGISTRY, PrivacyModel
+from .registry import REGISTRY
 from .scores import ScoringPlan, check_space_params, known_score_range
 from .space import Space, as_space
 from .tuning import TuningEngine, model_epsilon, warn_repeated_plays
@@ -976,7 +975,13 @@ default="auto"
         if self._private and f.engine.spec.curator == "laplace" and f.plan.metric is not None:
             self._say_resolution()
         q = self._batch_size()
-        f.bo = bo = self._new_optimization()
+        f.bo = bo = BatchOptimization.start(
+            f.engine,
+            f.space,
+            seed=_int_seed(self.random_state),
+            noise_seed=f.noise_seed,
+            default_params=f.default_params,
+        )
         outside = f.default_params is not None and bo.default_u is None
         n_iter = self._distinct_candidates(int(self.n_iter), int(outside))
         n_rounds = math.ceil(n_iter / q)
@@ -1000,24 +1005,6 @@ default="auto"
                 self._print_round(r + 1, n_rounds, r * q + size, results)
         assert results is not None  # the first round was evaluated
         self._finish_search(results)
-
-    def _new_optimization(self) -> BatchOptimization:
-        """The fit's optimizer, seeded by ``random_state`` (the qff algorithms' own privacy
-        noise: one seed per fit), the untuned estimator's point in the cube if it has one."""
-        f = self._fit
-        assert f.engine is not None
-        seed = _int_seed(self.random_state)
-        noise_seed = None
-        if f.engine.privacy == PrivacyModel.LOCAL_JDP:
-            noise_seed = draw_seed() if f.noise_seed is None else stream_seed(f.noise_seed, "fit")
-        default_u = None if f.default_params is None else default_point(f.space, f.default_params)
-        return BatchOptimization(
-            f.engine,
-            f.space,
-            seed=draw_seed() if seed is None else seed,
-            noise_seed=noise_seed,
-            default_u=default_u,
-        )
 
     def _tell(self, U, n_candidates: int, batch: dict | None, n_extra: int) -> None:
         """Tell the optimizer a round's mean test scores (``batch``), or that every fit of its
