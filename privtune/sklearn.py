@@ -1003,7 +1003,8 @@ default="auto"
             results = results if batch is None else batch
             if f.verbose > 0:
                 self._print_round(r + 1, n_rounds, r * q + size, results)
-        assert results is not None  # the first round was evaluated
+        if results is None:  # only the untuned estimator, outside the space, and it failed
+            raise self._all_fits_failed(failed)
         self._finish_search(results)
 
     def _tell(self, U, n_candidates: int, batch: dict | None, n_extra: int) -> None:
@@ -1555,7 +1556,8 @@ default="permute-and-flip"
                     "(release='best': no score is shown before the pick)",
                     flush=True,
                 )
-        assert f.last_results is not None  # the first round was evaluated
+        if f.last_results is None:  # only the untuned estimator, outside the space, failed
+            raise self._all_fits_failed(failed)
         self._publish_pick(f.last_results, *self._choose(declared))
 
     def _fixed_candidates(self) -> list[dict] | None:

@@ -499,6 +499,11 @@ def test_an_untuned_estimator_outside_the_space_may_fail_alone_before_the_search
         with pytest.raises(ValueError, match="All the 10 fits failed"):
             s.fit(X, Y)
     assert always_failing.fits == 10
+    # the untuned estimator alone (n_iter=1): its failure is the search's
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="All the 5 fits failed"):
+            PrivateBOSearchCV(always_failing(C=-1.0), SPACE, n_iter=1, cv=5).fit(X, Y)
 
 
 def test_a_scikit_learn_error_message_is_withheld_with_privacy():
