@@ -172,9 +172,9 @@ def run_one(name: str, seed: int, n_trials: int = N_TRIALS) -> dict:
 def run(args: argparse.Namespace) -> None:
     """Compute every missing run."""
     harness.collect_runs(
-        harness.runs_dir(args.out, "ablation"),
+        harness.RunStore(args.out, "ablation"),
         (
-            (f"{name}-{seed}.json", functools.partial(run_one, name, seed, args.n_trials))
+            (f"{name}-{seed}", functools.partial(run_one, name, seed, args.n_trials))
             for seed in args.seeds
             for name in args.configs
         ),
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> None:
 
 def summarize(args: argparse.Namespace) -> harness.Report:
     """Mean best score, paired difference to GPSampler's, studies ending at the corner."""
-    runs = harness.load_runs(harness.runs_dir(args.out, "ablation"))
+    runs = harness.load_runs(harness.RunStore(args.out, "ablation"))
     by = {(r["config"], r["seed"]): r for r in runs if r["seed"] in args.seeds}
     table = {}
     for name in args.configs:

@@ -210,11 +210,11 @@ def _load_runs(
     """The runs ``compute(name, run)`` of ``benchmark`` saved under ``out``, computing the
     missing ones here (:func:`benchmarks.harness.collect_runs`)."""
     tasks = [
-        (f"{name.replace(' ', '_')}-{run}-{tag}.json", functools.partial(compute, name, run))
+        (f"{name.replace(' ', '_')}-{run}-{tag}", functools.partial(compute, name, run))
         for run in runs
         for name in names
     ]
-    return harness.collect_runs(harness.runs_dir(out, benchmark), tasks)
+    return harness.collect_runs(harness.RunStore(out, benchmark), tasks)
 
 
 def _epsilons(q: float, z: float, steps: int, delta: float) -> dict:
@@ -767,7 +767,7 @@ def landmine(args: argparse.Namespace) -> dict:
     tag = f"N{args.fields}-T{args.n_iter}"
     tasks = [
         (
-            f"{name}-{features}-{run}-{tag}.json",
+            f"{name}-{features}-{run}-{tag}",
             functools.partial(
                 run_landmine, name, features, run, n_fields=args.fields, n_iter=args.n_iter
             ),
@@ -780,7 +780,7 @@ def landmine(args: argparse.Namespace) -> dict:
     if "random" in args.settings:  # one run serves both feature choices
         tasks += [
             (
-                f"random-{run}-{tag}.json",
+                f"random-{run}-{tag}",
                 functools.partial(
                     run_landmine_random, run, n_fields=args.fields, n_iter=args.n_iter
                 ),
@@ -788,7 +788,7 @@ def landmine(args: argparse.Namespace) -> dict:
             for run in args.runs
         ]
     rows = harness.collect_runs(
-        harness.runs_dir(args.out, "dai_landmine"),
+        harness.RunStore(args.out, "dai_landmine"),
         tasks,
         describe=lambda r: f"{r['seconds']:.0f} s, best AUC {r['best_auc'][-1]:.4f}",
     )

@@ -138,12 +138,12 @@ def run(args: argparse.Namespace) -> None:
     """Every missing run, seed by seed."""
     tasks = [
         (
-            f"{task.replace('/', '-')}-{seed}.json",
+            f"{task.replace('/', '-')}-{seed}",
             functools.partial(run_one, task, seed, args.n_iter, args.n_records),
         )
         for seed, task in itertools.product(args.seeds, args.tasks)
     ]
-    harness.collect_runs(harness.runs_dir(args.out, "diffprivlib_models"), tasks)
+    harness.collect_runs(harness.RunStore(args.out, "diffprivlib_models"), tasks)
 
 
 def _verdict(diffs: np.ndarray) -> int:
@@ -159,7 +159,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     untuned one, paired by seed."""
     runs = [
         r
-        for r in harness.load_runs(harness.runs_dir(args.out, "diffprivlib_models"))
+        for r in harness.load_runs(harness.RunStore(args.out, "diffprivlib_models"))
         if r["task"] in args.tasks and r["seed"] in args.seeds
     ]
     rows = []

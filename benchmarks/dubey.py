@@ -258,13 +258,13 @@ def synthetic(args: argparse.Namespace) -> dict:
     """Sec. 6.1: the runs of ``args`` not saved yet, then the summary and the plot."""
     tasks = [
         (
-            f"{setting}-{trial}-T{args.T}.json",
+            f"{setting}-{trial}-T{args.T}",
             functools.partial(run_trial, setting, trial, args.T, args.m_bar),
         )
         for trial in args.trials
         for setting in args.settings
     ]
-    rows = harness.collect_runs(harness.runs_dir(args.out, "dubey_synthetic"), tasks, _describe)
+    rows = harness.collect_runs(harness.RunStore(args.out, "dubey_synthetic"), tasks, _describe)
     summary = {}
     for setting in args.settings:
         R = np.array([r["cumulative_regret"] for r in rows if r["setting"] == setting])
@@ -541,12 +541,12 @@ def run_table1(
 
 
 def table1(args: argparse.Namespace) -> dict:
-    """Table 1: every (function, setting, trial) run not on disk, then the summary and plot."""
+    """Table 1: every (function, setting, trial) run not saved yet, then the summary and plot."""
     learner = args.learner
     name = "dubey_table1" if learner == "paper" else f"dubey_table1_{learner}"
     tasks = [
         (
-            f"{function}-{setting}-{trial}-T{args.T}.json",
+            f"{function}-{setting}-{trial}-T{args.T}",
             functools.partial(
                 run_table1, function, setting, trial, args.T, args.n_raw, learner=learner
             ),
@@ -555,7 +555,7 @@ def table1(args: argparse.Namespace) -> dict:
         for function in args.functions
         for setting in args.settings
     ]
-    rows = harness.collect_runs(harness.runs_dir(args.out, name), tasks, _describe)
+    rows = harness.collect_runs(harness.RunStore(args.out, name), tasks, _describe)
     summary: dict = {}
     for function in args.functions:
         for setting in args.settings:
@@ -976,13 +976,13 @@ def environment(args: argparse.Namespace) -> dict:
     """The notebook's experiment: the runs of ``args`` not saved yet, the summary and the plot."""
     tasks = [
         (
-            f"{setting}-{rep}-T{args.T}.json",
+            f"{setting}-{rep}-T{args.T}",
             functools.partial(run_environment, setting, rep, args.T, args.every),
         )
         for rep in range(args.reps)
         for setting in args.settings
     ]
-    rows = harness.collect_runs(harness.runs_dir(args.out, "dubey_environment"), tasks, _describe)
+    rows = harness.collect_runs(harness.RunStore(args.out, "dubey_environment"), tasks, _describe)
     ts = sorted({*range(args.every, args.T + 1, args.every), args.T})
     summary = {}
     for setting in args.settings:

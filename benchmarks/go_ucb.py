@@ -317,13 +317,13 @@ def synthetic(args: argparse.Namespace) -> dict:
     grid = itertools.product(args.functions, args.methods, args.seeds)
     tasks = [
         (
-            f"{name}-{method}-{seed}-{args.scale:g}.json",
+            f"{name}-{method}-{seed}-{args.scale:g}",
             functools.partial(synthetic_run, name, method, seed, args.scale),
         )
         for name, method, seed in grid
     ]
     runs = harness.collect_runs(
-        harness.runs_dir(args.out, "go_ucb_synthetic"),
+        harness.RunStore(args.out, "go_ucb_synthetic"),
         tasks,
         lambda res: f"R = {res['cumulative_regret'][-1]:.1f} ({res['seconds']:.0f} s)",
     )
@@ -607,23 +607,23 @@ def tuning_run(model: str, dataset: str, method: str, fold: int, n: int, T: int)
 
 def tuning(args: argparse.Namespace) -> dict | None:
     """Sec. 6.2: ``run`` the runs not saved yet, or ``summarize`` the saved ones."""
-    folder = harness.runs_dir(args.out, "go_ucb_tuning")
+    store = harness.RunStore(args.out, "go_ucb_tuning")
     if args.action == "run":
         grid = itertools.product(args.folds, args.models, args.datasets, args.methods)
         tasks = [
             (
-                f"{model}-{dataset}-{method}-{fold}.json",
+                f"{model}-{dataset}-{method}-{fold}",
                 functools.partial(tuning_run, model, dataset, method, fold, args.n, args.T),
             )
             for fold, model, dataset, method in grid
         ]
         harness.collect_runs(
-            folder,
+            store,
             tasks,
             lambda res: f"best {max(res['accuracies']):.4f} ({res['seconds']:.0f} s)",
         )
         return None
-    rows = harness.load_runs(folder)
+    rows = harness.load_runs(store)
     best: dict = {}
     for r in rows:
         key = (r["model"], r["dataset"], r["fold"])

@@ -16,12 +16,14 @@ The template
     Markdown and plot and prints its headline. A benchmark of several parts (a paper's
     experiments) declares each as a :class:`Part`; :func:`main_parts` is its command line.
 Runs
-    A benchmark made of many runs keeps one JSON file per run in :func:`runs_dir`
-    (``<out>/<benchmark>/runs``). A run's file is written atomically when the run ends, so an
-    interrupted benchmark resumes where it stopped; a run in progress is *claimed* by a
-    ``.claim`` file holding its process id, so several processes can share the work, and the
-    claim of a process that died is taken over (:func:`claim`, :func:`run_missing`).
-    :func:`collect_runs` is the loop over a benchmark's runs; :func:`load_runs` reads them back.
+    A benchmark made of many runs keeps them in a :class:`RunStore`, one compressed file
+    ``<out>/<benchmark>/runs.jsonl.gz`` of one JSON line per run. A run is appended when it
+    ends, so an interrupted benchmark resumes where it stopped; a run in progress is *claimed*
+    by a file ``claims/<name>.claim`` holding its process id, so several processes can share
+    the work, and the claim of a process that died is taken over (:meth:`RunStore.claim`,
+    :func:`run_missing`). :func:`collect_runs` is the loop over a benchmark's runs;
+    :func:`load_runs` reads them back. ``python -m benchmarks.harness compact [OUT]`` compacts
+    every store of a results folder (:func:`compact_results`).
 Statistics
     :func:`mean_se` (mean and standard error over runs), :func:`standard_error` (the latter
     alone, ``None`` under two runs) and :func:`format_mean_se` (the ``mean ± SE`` cell of a
@@ -36,12 +38,16 @@ Optimizers
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import functools
 import json
 import math
 import os
+import struct
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,8 +60,9 @@ __all__ = [
     "Benchmark",
     "Part",
     "Report",
-    "claim",
+    "RunStore",
     "collect_runs",
+    "compact_results",
     "drive",
     "figure",
     "format_mean_se",
@@ -70,7 +77,6 @@ __all__ = [
     "publish",
     "pyplot",
     "run_missing",
-    "runs_dir",
     "sampler_available",
     "save_figure",
     "win_tie_loss",
@@ -325,24 +331,331 @@ def main_parts(
 # -- runs --------------------------------------------------------------------------------------
 
 
-def runs_dir(out: Path, benchmark: str) -> Path:
-    """The folder of a benchmark's run files, ``<out>/<benchmark>/runs`` (created).
+def _gzip_member(data: bytes) -> bytes:
+    """``data`` as one gzip member without a time stamp or file name: the same bytes every
+    time (RFC 1952: no flags, mtime 0, maximum compression, unknown operating system)."""
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    trailer = struct.pack("<LL", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+    return header + zlib.compress(data, 9, wbits=-15) + trailer
+
+
+def _gunzip(data: bytes) -> list[bytes]:
+    """The content of each gzip member of ``data``, in order."""
+    members = []
+    while data:
+        inflate = zlib.decompressobj(wbits=31)
+        members.append(inflate.decompress(data))
+        if not inflate.eof:
+            raise EOFError("the last gzip member is truncated")
+        data = inflate.unused_data
+    return members
+
+
+def _order(name: str) -> str:
+    """The sort key of a run's name: the name followed by ``.json``, so that ``a-cv`` comes
+    before ``a`` (``-`` sorts before ``.``); a summary's sums follow this order."""
+    return f"{name}.json"
+
+
+#: A compacted store starts a gzip member at each name whose CRC-32 is a multiple of this
+#: (one name in 256, on average). Its members depend on its names alone, so a run added to a
+#: large store changes one member and leaves the others' bytes as they were: git keeps the new
+#: file as a small delta of the old one, where with one member the bytes would differ from the
+#: change on. Compression is nearly that of one member (deflate looks back 32 KiB).
+_MEMBER_STARTS = 256
+
+
+def _members(names: list[str]) -> list[list[str]]:
+    """``names`` (in name order) cut into the members of a compacted store."""
+    members: list[list[str]] = [[]]
+    for name in names:
+        if members[-1] and zlib.crc32(name.encode()) % _MEMBER_STARTS == 0:
+            members.append([])
+        members[-1].append(name)
+    return members
+
+
+def _line(name: str, run: dict) -> bytes:
+    """One line of a store: ``{"name": name, "run": run}`` as compact JSON."""
+    return (json.dumps({"name": name, "run": run}, separators=(",", ":")) + "\n").encode()
+
+
+@dataclass
+class _Snapshot:
+    """What a store's file held when it was last read (:meth:`RunStore._read`)."""
+
+    stat: tuple[int, int, int] | None  # inode, size and mtime; None: no file
+    lines: dict[str, bytes]  # each name's last line, in the file's order
+    compact: bool  # one line per name, in name order, in the members of _members
+
+
+class RunStore:
+    """The saved runs of a benchmark: the gzip file ``<out>/<benchmark>/runs.jsonl.gz``, one
+    JSON line per run, shared by the processes that compute them.
+
+    Each line is ``{"name": <the run's name>, "run": <its result>}``. A run is saved when it
+    ends, by appending a gzip member holding its line (gzip readers read the members one after
+    the other), so an interrupted benchmark resumes where it stopped; a name saved twice keeps
+    its last run. Runs are read in name order, each name compared with ``.json`` appended (so
+    ``a-cv`` comes before ``a``). :meth:`compact` rewrites the file with one line per name, in
+    name order, in gzip members that start at set names: the same bytes for the same runs, and
+    a run added changes one member (:func:`collect_runs` compacts when it ends; ``python -m
+    benchmarks.harness compact`` compacts every store of a results folder). Writers hold an
+    exclusive :func:`fcntl.flock` on ``runs.lock`` beside the file, readers a shared one.
+
+    A run in progress is *claimed* by the file ``claims/<name>.claim`` holding its process id,
+    so several processes can share the work; the claim of a process that no longer exists is
+    taken over (:meth:`claim`, :func:`run_missing`).
 
     Parameters
     ----------
     out : Path
         The results folder (``args.out`` after :func:`parse`).
     benchmark : str
-        The benchmark's name, e.g. ``"optuna_tuning"`` or ``"dubey_table1"``.
+        The benchmark's name, e.g. ``"optuna_tuning"`` or ``"dubey_table1"``: its folder in
+        ``out``, created when a run is saved or claimed.
 
-    Returns
-    -------
-    Path
-        The folder, which exists.
+    Attributes
+    ----------
+    folder : Path
+        ``<out>/<benchmark>``.
+    path : Path
+        The file of the runs, ``<folder>/runs.jsonl.gz``.
     """
-    folder = out / benchmark / "runs"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+
+    def __init__(self, out: Path, benchmark: str) -> None:
+        self.folder = Path(out) / benchmark
+        self.path = self.folder / "runs.jsonl.gz"
+        self._snapshot = _Snapshot(None, {}, True)
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.path)!r})"
+
+    # -- reading
+
+    @contextlib.contextmanager
+    def _locked(self, mode: int) -> Iterator[None]:
+        """Hold ``flock(mode)`` on ``runs.lock`` (the folder is created)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / "runs.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, mode)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _read(self) -> _Snapshot:
+        """The file's content, read again only if it changed (the caller holds a lock)."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._snapshot = _Snapshot(None, {}, True)
+            return self._snapshot
+        stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stat == self._snapshot.stat:
+            return self._snapshot
+        try:
+            members = _gunzip(self.path.read_bytes())
+        except (EOFError, zlib.error) as e:
+            raise ValueError(f"{self.path}: not a readable gzip file ({e})") from None
+        lines: dict[str, bytes] = {}
+        found: list[list[str]] = []  # the names of each member, in the file's order
+        for member in members:
+            found.append([])
+            for line in member.splitlines(keepends=True):
+                name = json.loads(line)["name"]
+                lines.pop(name, None)  # a name saved again moves to its last place
+                lines[name] = line
+                found[-1].append(name)
+        names = list(lines)
+        compact = names == sorted(names, key=_order) and found == _members(names)
+        self._snapshot = _Snapshot(stat, lines, compact)
+        return self._snapshot
+
+    def _lines(self) -> dict[str, bytes]:
+        """Each saved name's line, read under a shared lock."""
+        if not self.path.exists():
+            return {}
+        with self._locked(fcntl.LOCK_SH):
+            return self._read().lines
+
+    def names(self) -> list[str]:
+        """The names of the saved runs, in name order."""
+        return sorted(self._lines(), key=_order)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._lines()
+
+    def __len__(self) -> int:
+        return len(self._lines())
+
+    def get(self, name: str) -> dict | None:
+        """The saved run ``name`` (a new dict), or ``None``."""
+        line = self._lines().get(name)
+        return None if line is None else json.loads(line)["run"]
+
+    def load(self) -> dict[str, dict]:
+        """Every saved run by name, in name order (new dicts)."""
+        lines = self._lines()
+        return {name: json.loads(lines[name])["run"] for name in sorted(lines, key=_order)}
+
+    # -- writing
+
+    def append(self, name: str, run: dict) -> None:
+        """Save ``run`` as ``name`` (replacing a run saved under that name).
+
+        Parameters
+        ----------
+        name : str
+            The run's name, unique in the benchmark (it names its claim file too).
+        run : dict
+            The run's result, JSON-serialisable.
+        """
+        member = _gzip_member(_line(name, run))
+        with self._locked(fcntl.LOCK_EX):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                try:
+                    if os.write(fd, member) != len(member):
+                        raise OSError(f"{self.path}: short write")
+                except BaseException:
+                    os.ftruncate(fd, size)  # no partial member left behind
+                    raise
+            finally:
+                os.close(fd)
+
+    def _write(self, lines: dict[str, bytes]) -> None:
+        """Replace the file by ``lines`` in name order, in the members of :func:`_members`
+        (the caller holds the exclusive lock)."""
+        members = _members(sorted(lines, key=_order))
+        data = b"".join(_gzip_member(b"".join(lines[n] for n in names)) for names in members)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, self.path)
+
+    def compact(self) -> None:
+        """Rewrite the file with one line per name (its last run), in name order, in gzip
+        members that start at set names (one in 256 on average, by their CRC-32); nothing is
+        written if it is so already."""
+        if not self.path.exists():
+            return
+        with self._locked(fcntl.LOCK_EX):
+            snapshot = self._read()
+            if not snapshot.compact:
+                self._write(snapshot.lines)
+
+    def remove(self, names: Iterable[str]) -> None:
+        """Delete the runs ``names`` (those saved), compacting the file.
+
+        Parameters
+        ----------
+        names : iterable of str
+            The runs' names.
+        """
+        names = set(names)
+        if not self.path.exists() or not names:
+            return
+        with self._locked(fcntl.LOCK_EX):
+            lines = self._read().lines
+            if names & lines.keys():
+                self._write({n: line for n, line in lines.items() if n not in names})
+
+    def add_run_files(self, folder: Path) -> int:
+        """Move the runs saved one JSON file each in ``folder`` (``<name>.json``) into the
+        store, compacted, then delete their files, and ``folder`` if nothing else is left in it.
+
+        A name already in the store must hold the same run. Stale claims and ``.tmp`` files
+        are deleted with them; a claim of a live process stops this with an error (its run is
+        still being written to ``folder``).
+
+        Parameters
+        ----------
+        folder : Path
+            The folder of run files.
+
+        Returns
+        -------
+        int
+            The number of runs moved.
+        """
+        claims = sorted(folder.glob("*.claim"))
+        for marker in claims:
+            if _owner_alive(marker):
+                raise RuntimeError(f"{marker}: a live process is computing this run")
+        files = sorted(folder.glob("*.json"))
+        with self._locked(fcntl.LOCK_EX):
+            lines = dict(self._read().lines)
+            for path in files:
+                name, run = path.name[: -len(".json")], json.loads(path.read_text())
+                saved = lines.get(name)
+                if saved is not None and json.loads(saved)["run"] != run:
+                    raise ValueError(f"{path}: {self.path} holds another run of this name")
+                lines[name] = _line(name, run)
+            self._write(lines)
+            check = self._read().lines
+            for path in files:  # read back before any file is deleted
+                name = path.name[: -len(".json")]
+                if json.loads(check[name])["run"] != json.loads(path.read_text()):
+                    raise RuntimeError(f"{path}: the run read back from {self.path} differs")
+            for path in [*files, *claims, *folder.glob("*.tmp")]:
+                path.unlink(missing_ok=True)
+        if folder != self.folder and not any(folder.iterdir()):
+            folder.rmdir()
+        return len(files)
+
+    # -- claims
+
+    def _marker(self, name: str) -> Path:
+        return self.folder / "claims" / f"{name}.claim"
+
+    def claim(self, name: str) -> bool:
+        """Claim the run ``name`` for this process.
+
+        Parameters
+        ----------
+        name : str
+            The run's name; the claim is the file ``claims/<name>.claim``.
+
+        Returns
+        -------
+        bool
+            ``True`` if this process owns the run now, ``False`` if a live process owns it.
+            The claim of a process that no longer exists is taken over.
+        """
+        marker = self._marker(name)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if _owner_alive(marker):
+                    return False  # another live process owns it
+                marker.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(str(os.getpid()))
+            return True
+        return False
+
+    def release(self, name: str) -> None:
+        """Delete this process's claim of the run ``name``."""
+        self._marker(name).unlink(missing_ok=True)
+
+
+def _owner_alive(marker: Path) -> bool:
+    """Whether the process whose id the claim file ``marker`` holds is alive (``True`` when it
+    cannot be told: a process of another user)."""
+    try:
+        pid = int(marker.read_text() or "0")
+        if pid <= 0:  # written by no process (a crash before the pid was written)
+            return False
+        os.kill(pid, 0)
+    except (ValueError, ProcessLookupError, FileNotFoundError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -361,49 +674,15 @@ def write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
-def claim(path: Path) -> bool:
-    """Claim the run saved at ``path`` for this process.
+def run_missing(store: RunStore, name: str, compute: Callable[[], dict]) -> dict | None:
+    """Compute and save the run ``name``, unless it is saved or claimed by another process.
 
     Parameters
     ----------
-    path : Path
-        The run's JSON file; the claim is the file with the suffix ``.claim``.
-
-    Returns
-    -------
-    bool
-        ``True`` if this process owns the run now, ``False`` if a live process owns it. The
-        claim of a process that no longer exists is taken over.
-    """
-    marker = path.with_suffix(".claim")
-    for _ in range(2):
-        try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            try:
-                pid = int(marker.read_text() or "0")
-                if pid <= 0:  # written by no process (a crash before the pid was written)
-                    raise ProcessLookupError
-                os.kill(pid, 0)
-                return False  # another live process owns it
-            except (ValueError, ProcessLookupError, FileNotFoundError):
-                marker.unlink(missing_ok=True)  # stale: its process is gone
-                continue
-            except PermissionError:
-                return False
-        with os.fdopen(fd, "w") as f:
-            f.write(str(os.getpid()))
-        return True
-    return False
-
-
-def run_missing(path: Path, compute: Callable[[], dict]) -> dict | None:
-    """Compute and save the run at ``path``, unless it is saved or claimed by another process.
-
-    Parameters
-    ----------
-    path : Path
-        The run's JSON file.
+    store : RunStore
+        The benchmark's runs.
+    name : str
+        The run's name.
     compute : callable
         Computes the run; called without arguments, returns a JSON-serialisable dict.
 
@@ -412,31 +691,35 @@ def run_missing(path: Path, compute: Callable[[], dict]) -> dict | None:
     dict or None
         The run's result, or ``None`` when this process did not run it.
     """
-    if path.exists() or not claim(path):
+    if name in store or not store.claim(name):
         return None
     try:
+        if name in store:  # saved by another process since it was looked up
+            return None
         result = compute()
-        write_json(path, result)
+        store.append(name, result)
     finally:
-        path.with_suffix(".claim").unlink(missing_ok=True)
+        store.release(name)
     return result
 
 
 def collect_runs(
-    folder: Path,
+    store: RunStore,
     runs: Iterable[tuple[str, Callable[[], dict]]],
     describe: Callable[[dict], str] | None = None,
 ) -> list[dict]:
-    """Compute the runs missing from ``folder``, in order, and return those saved there.
+    """Compute the runs missing from ``store``, in order, and return those saved there.
+
+    The store is compacted at the end (:meth:`RunStore.compact`).
 
     Parameters
     ----------
-    folder : Path
-        The run files' folder (:func:`runs_dir`).
+    store : RunStore
+        The benchmark's runs.
     runs : iterable of (str, callable)
-        Each run's file name and the function that computes it (:func:`run_missing`).
+        Each run's name and the function that computes it (:func:`run_missing`).
     describe : callable, optional
-        A run's result to the progress line printed (on stderr) after its file name when this
+        A run's result to the progress line printed (on stderr) after its name when this
         process computed it; by default its seconds.
 
     Returns
@@ -447,15 +730,16 @@ def collect_runs(
     """
     rows, elsewhere = [], []
     for name, compute in runs:
-        path = folder / name
-        result = run_missing(path, compute)
+        result = run_missing(store, name, compute)
         if result is not None:
             line = describe(result) if describe else f"{result['seconds']:.0f} s"
-            print(f"{path.name}: {line}", file=sys.stderr, flush=True)
-        if path.exists():
-            rows.append(json.loads(path.read_text()))
+            print(f"{name}: {line}", file=sys.stderr, flush=True)
+        saved = store.get(name)
+        if saved is not None:
+            rows.append(saved)
         else:
             elsewhere.append(name)
+    store.compact()
     if elsewhere:
         print(
             f"{len(elsewhere)} run(s) are being computed by another process and are left out "
@@ -466,20 +750,52 @@ def collect_runs(
     return rows
 
 
-def load_runs(folder: Path) -> list[dict]:
-    """The runs saved in ``folder``, in the order of their file names.
+def load_runs(store: RunStore) -> list[dict]:
+    """The runs saved in ``store``, in the order of their names.
 
     Parameters
     ----------
-    folder : Path
-        The run files' folder (:func:`runs_dir`).
+    store : RunStore
+        The benchmark's runs.
 
     Returns
     -------
     list of dict
-        One dict per ``*.json`` file.
+        One dict per run.
     """
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    return list(store.load().values())
+
+
+def compact_results(out: Path) -> dict[str, int]:
+    """Compact every store under ``out``; a folder of run files, one JSON file per run, is
+    moved into its store first (:meth:`RunStore.add_run_files`).
+
+    The folders of run files are ``<benchmark>/runs/`` (the store ``<benchmark>``) and
+    ``optuna_tuning/defaults/`` (the untuned scores, a store of its own).
+
+    Parameters
+    ----------
+    out : Path
+        A results folder.
+
+    Returns
+    -------
+    dict
+        The number of runs moved into each store from files, by the store's folder.
+    """
+    moved = {}
+    folders = [p for p in sorted(out.rglob("runs")) if p.is_dir()]
+    folders += [p for p in sorted(out.rglob("optuna_tuning/defaults")) if p.is_dir()]
+    for folder in folders:
+        if folder.name == "runs":
+            store = RunStore(folder.parent.parent, folder.parent.name)
+        else:
+            store = RunStore(folder.parent, folder.name)
+        if any(folder.glob("*.json")):
+            moved[str(store.folder)] = store.add_run_files(folder)
+    for path in sorted(out.rglob("runs.jsonl.gz")):
+        RunStore(path.parent.parent, path.parent.name).compact()
+    return moved
 
 
 # -- statistics --------------------------------------------------------------------------------
@@ -813,3 +1129,26 @@ def sampler_available(name: str) -> bool:
 
         return hebo_available()
     return True
+
+
+def _command(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.harness compact [OUT]``: :func:`compact_results` on ``OUT``
+    (default ``benchmarks/results``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.harness", description="The benchmarks' saved runs."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    compact = sub.add_parser(
+        "compact",
+        help="compact every store of a results folder, moving folders of run files into them",
+    )
+    compact.add_argument(
+        "out", nargs="?", type=Path, default=RESULTS, help="default: benchmarks/results"
+    )
+    args = parser.parse_args(argv)
+    for folder, n in compact_results(args.out).items():
+        print(f"{folder}: {n} run files moved into runs.jsonl.gz")
+
+
+if __name__ == "__main__":
+    _command()

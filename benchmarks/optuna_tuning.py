@@ -28,10 +28,12 @@ seeds, and how often the pick scores below the untuned estimator (all its scikit
 defaults, ``random_state = seed``, on the same folds). Gradient boosting on wine (3 classes)
 drops the ``exponential`` loss, which needs two classes.
 
-Each run writes one JSON file under ``results/optuna_tuning/runs``; ``run`` skips runs whose
-file exists, so an interrupted benchmark resumes where it stopped, and several ``run`` processes
-can share the work (each claims a run before starting it; :mod:`benchmarks.harness`). Runs are
-ordered seed first, so a partial benchmark covers every setting with fewer seeds.
+Each run is saved, when it ends, in ``results/optuna_tuning/runs.jsonl.gz`` (a
+:class:`benchmarks.harness.RunStore`); ``run`` skips the runs saved there, so an interrupted
+benchmark resumes where it stopped, and several ``run`` processes can share the work (each claims
+a run before starting it). Runs are ordered seed first, so a partial benchmark covers every
+setting with fewer seeds. The untuned estimator's scores are saved the same way, in
+``results/optuna_tuning/defaults/runs.jsonl.gz``.
 
 Usage::
 
@@ -269,8 +271,8 @@ def repick(args: argparse.Namespace) -> None:
     Each run is replayed from its raw scores (:func:`run_one` with ``replay``); the replay must
     reproduce the saved picks of the best-posterior-mean rule, or this stops with an error.
     """
-    for path in sorted(harness.runs_dir(args.out, "optuna_tuning").glob("*.json")):
-        r = json.loads(path.read_text())
+    store = harness.RunStore(args.out, "optuna_tuning")
+    for name, r in store.load().items():
         ours = r["sampler"] in [*PRIVTUNE, "random"]
         if r["epsilon"] == "none" or not ours or r.get("pick_rule") == PICK_RULE:
             continue
@@ -290,10 +292,11 @@ def repick(args: argparse.Namespace) -> None:
         if {n: p["trial"] for n, p in new["picks_best_mean"].items()} != {
             n: p["trial"] for n, p in saved.items()
         }:
-            raise RuntimeError(f"{path.name}: the replay does not reproduce the saved picks.")
+            raise RuntimeError(f"{name}: the replay does not reproduce the saved picks.")
         r.update(pick_rule=PICK_RULE, picks=new["picks"], picks_best_mean=new["picks_best_mean"])
-        harness.write_json(path, r)
-        print(f"{path.name}: {new['picks']}", flush=True)
+        store.append(name, r)
+        print(f"{name}: {new['picks']}", flush=True)
+    store.compact()
 
 
 def defaults_in_space(model: str, space: SearchSpace) -> dict:
@@ -330,16 +333,14 @@ def default_score(model: str, dataset: str, seed: int) -> dict:
 def default_scores(out: Path, rows: list[dict]) -> dict[tuple, dict]:
     """The untuned score of every (model, dataset, seed) of ``rows``, computed once each:
     ``{"score": mean CV accuracy, "se": standard error of that mean over the 5 folds}``."""
-    folder = out / "optuna_tuning" / "defaults"
-    folder.mkdir(parents=True, exist_ok=True)
+    store = harness.RunStore(out / "optuna_tuning", "defaults")
     keys = sorted({(r["model"], r["dataset"], r["seed"]) for r in rows})
-    names = ["{}-{}-{}.json".format(*key) for key in keys]
-    for name in names:
-        path = folder / name
-        if path.exists() and "fold_scores" not in json.loads(path.read_text()):
-            path.unlink()  # written before fold scores were kept
+    names = ["{}-{}-{}".format(*key) for key in keys]
+    saved_before = store.load()
+    # saved before fold scores were kept: computed again
+    store.remove(n for n in names if n in saved_before and "fold_scores" not in saved_before[n])
     tasks = [(n, functools.partial(default_score, *k)) for n, k in zip(names, keys, strict=True)]
-    saved = harness.collect_runs(folder, tasks, lambda res: f"{res['score']:.4f}")
+    saved = harness.collect_runs(store, tasks, lambda res: f"{res['score']:.4f}")
     by_key = {(r["model"], r["dataset"], r["seed"]): r for r in saved}
     scores = {}
     for key in keys:
@@ -353,7 +354,7 @@ def run(args: argparse.Namespace) -> None:
     kwargs = (args.trials, args.checkpoints, args.optimizer_kwargs)
     tasks = [
         (
-            f"{model}-{dataset}-{eps}-{name}-{seed}.json",
+            f"{model}-{dataset}-{eps}-{name}-{seed}",
             functools.partial(run_one, model, dataset, eps, name, seed, *kwargs),
         )
         # seed first: a partial benchmark covers every task
@@ -368,12 +369,12 @@ def run(args: argparse.Namespace) -> None:
         picks = {k: round(v["score"], 4) for k, v in res["picks"].items()}
         return f"{picks} ({res['seconds']:.0f} s)"
 
-    harness.collect_runs(harness.runs_dir(args.out, "optuna_tuning"), tasks, describe)
+    harness.collect_runs(harness.RunStore(args.out, "optuna_tuning"), tasks, describe)
 
 
 def summarize(args: argparse.Namespace) -> harness.Report:
     """The report of the saved studies (``optuna_tuning.json``, ``.md`` and ``.png``)."""
-    rows = harness.load_runs(harness.runs_dir(args.out, "optuna_tuning"))
+    rows = harness.load_runs(harness.RunStore(args.out, "optuna_tuning"))
     if args.samplers:  # the methods asked for
         rows = [r for r in rows if r["sampler"] in args.samplers]
     table: dict[str, dict] = {}
@@ -940,7 +941,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="JSON overrides of the privtune samplers' defaults, e.g. "
         '\'{"acquisition": "ucb"}\' or \'{"priors": {"mean_scale": 0.0}}\' (objects as '
-        "from_json builds them; use another --out: run files do not record them)",
+        "from_json builds them; use another --out: saved runs do not record them)",
     )
     parser.set_defaults(checkpoints=CHECKPOINTS)
 

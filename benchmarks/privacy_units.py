@@ -371,12 +371,12 @@ def run(args: argparse.Namespace) -> None:
     tasks = []
     for seed, model, dataset in itertools.product(args.seeds, args.models, args.datasets):
         if args.cv:
-            name = f"{model}-{dataset}-{seed}-cv.json"
+            name = f"{model}-{dataset}-{seed}-cv"
             compute = functools.partial(
                 run_cv, model, dataset, seed, args.n_train, args.n_vals, args.n_iter
             )
         elif args.scores:
-            name = f"{model}-{dataset}-{seed}-scores.json"
+            name = f"{model}-{dataset}-{seed}-scores"
             compute = functools.partial(
                 run_scores,
                 model,
@@ -388,7 +388,7 @@ def run(args: argparse.Namespace) -> None:
                 args.n_iter,
             )
         else:
-            name = f"{model}-{dataset}-{seed}.json"
+            name = f"{model}-{dataset}-{seed}"
             compute = functools.partial(
                 run_one,
                 model,
@@ -400,7 +400,7 @@ def run(args: argparse.Namespace) -> None:
                 args.pool,
             )
         tasks.append((name, compute))
-    harness.collect_runs(harness.runs_dir(args.out, "privacy_units"), tasks)
+    harness.collect_runs(harness.RunStore(args.out, "privacy_units"), tasks)
 
 
 # -- the mechanisms' laws ------------------------------------------------------------------------
@@ -570,7 +570,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     """The report of the saved runs (``privacy_units.json``, ``.md`` and ``.png``)."""
     runs = [
         r
-        for r in harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+        for r in harness.load_runs(harness.RunStore(args.out, "privacy_units"))
         if "random" in r
         and r["model"] in args.models
         and r["dataset"] in args.datasets
@@ -578,13 +578,13 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     ]
     searched = {  # the real every-score searches (run --scores), by (model, data set, seed)
         (r["model"], r["dataset"], r["seed"], c["n_val"], c["epsilon"]): c["test"]
-        for r in harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+        for r in harness.load_runs(harness.RunStore(args.out, "privacy_units"))
         if r.get("kind") == "scores"
         for c in r["cells"]
     }
     cvs = {
         (r["model"], r["dataset"], r["seed"]): r
-        for r in harness.load_runs(harness.runs_dir(args.out, "privacy_units"))
+        for r in harness.load_runs(harness.RunStore(args.out, "privacy_units"))
         if r.get("kind") == "cv"
     }
     per_task: dict = {}

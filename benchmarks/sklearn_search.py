@@ -21,8 +21,8 @@ Reported: the true CV accuracy of the pick, mean and standard error over seeds, 
 difference to the random baseline of the setting paired by (task, seed), and the wall time of
 ``fit`` relative to the random baseline's, measured in the same run.
 
-Each run writes one JSON file under ``results/sklearn_search/runs``; ``run`` skips runs whose
-file exists, and several ``run`` processes can share the work (:mod:`benchmarks.harness`).
+Each run is saved in ``results/sklearn_search/runs.jsonl.gz`` when it ends; ``run`` skips the
+runs saved there, and several ``run`` processes can share the work (:mod:`benchmarks.harness`).
 
 Usage::
 
@@ -169,14 +169,14 @@ def run(args: argparse.Namespace) -> None:
     """Every search of ``args`` not saved yet, seed first (:mod:`benchmarks.harness`)."""
     tasks = [
         (
-            f"{model}-{dataset}-{eps}-{method}-{seed}.json",
+            f"{model}-{dataset}-{eps}-{method}-{seed}",
             functools.partial(run_one, model, dataset, eps, method, seed, args.n_iter),
         )
         for seed, eps in itertools.product(args.seeds, args.epsilons)
         for model, dataset, method in itertools.product(args.models, args.datasets, METHODS[eps])
     ]
     harness.collect_runs(
-        harness.runs_dir(args.out, "sklearn_search"),
+        harness.RunStore(args.out, "sklearn_search"),
         tasks,
         lambda res: f"{res['score']:.4f} ({res['seconds']:.0f} s)",
     )
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> None:
 
 def summarize(args: argparse.Namespace) -> harness.Report:
     """The report of the saved searches (``sklearn_search.json``, ``.md`` and ``.png``)."""
-    rows = harness.load_runs(harness.runs_dir(args.out, "sklearn_search"))
+    rows = harness.load_runs(harness.RunStore(args.out, "sklearn_search"))
     by: dict = {}
     for r in rows:
         by[(r["epsilon"], r["model"], r["dataset"], r["method"], r["seed"])] = r

@@ -49,8 +49,8 @@ search beyond two standard
 errors. For the heavy family also the geometric mean over tasks of the regret relative to
 random search's.
 
-Each run writes one JSON file under ``results/tuning_suite/runs`` (resumable; several ``run``
-processes share the work).
+Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
+``run`` processes share the work).
 
 Usage::
 
@@ -594,8 +594,8 @@ def _runs(args: argparse.Namespace):
                 continue
             if method.startswith("privtune:") and method.partition(":")[2] not in variants:
                 raise SystemExit(f"{method}: give its optimizer_kwargs with --variant NAME=JSON")
-            file = f"{name}-{setting}-{method.replace(':', '~')}-{seed}.json"
-            yield file, functools.partial(
+            run_name = f"{name}-{setting}-{method.replace(':', '~')}-{seed}"
+            yield run_name, functools.partial(
                 run_one, name, setting, method, seed, max(args.checkpoints), args.checkpoints,
                 variants,
             )  # fmt: skip
@@ -604,7 +604,7 @@ def _runs(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> None:
     """Compute every missing run."""
     harness.collect_runs(
-        harness.runs_dir(args.out, "tuning_suite"),
+        harness.RunStore(args.out, "tuning_suite"),
         _runs(args),
         describe=lambda r: (
             " ".join(f"{k}:{v['true']:.4g}" for k, v in r["picks"].items())
@@ -626,7 +626,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     (``tuning_suite.json``, ``.md`` and ``.png``)."""
     rows = [
         r
-        for r in harness.load_runs(harness.runs_dir(args.out, "tuning_suite"))
+        for r in harness.load_runs(harness.RunStore(args.out, "tuning_suite"))
         if r["seed"] in args.seeds
         and r["family"] in args.family
         and r["setting"] in args.settings

@@ -26,9 +26,9 @@ Parameters
 
 Random search does not depend on the parameters and runs once per objective.
 
-Each (objective, parameters, setting, algorithm) writes one JSON file under
-``results/zhou_tan_authors/runs``; ``run`` skips those that exist, and several processes can
-share the work.
+Each (objective, parameters, setting, algorithm) is one run, saved in
+``results/zhou_tan_authors/runs.jsonl.gz``; ``run`` skips those saved there, and several
+processes can share the work.
 
 Usage::
 
@@ -154,14 +154,14 @@ def run_one(
 
 
 def tasks(args: argparse.Namespace) -> list:
-    """The runs of ``args``: file name and computation; random search under ``defaults`` only."""
+    """The runs of ``args``: name and computation; random search under ``defaults`` only."""
     out = []
     for o, p, s, a in itertools.product(
         args.objectives, args.parameters, args.settings, args.algorithms
     ):
         if a == "random" and p != "defaults":
             continue
-        name = f"{o}-{p}-{setting_key(*s)}-{a}.json"
+        name = f"{o}-{p}-{setting_key(*s)}-{a}"
         out.append((name, functools.partial(run_one, o, p, s, a, args.T, args.trials)))
     return out
 
@@ -170,7 +170,7 @@ def summarize(args: argparse.Namespace) -> dict:
     """Per (objective, parameters, setting): final regret mean ± SE of every algorithm (random
     search copied from ``defaults``), the ranking and the rank of MoMA among the robust three;
     written to ``zhou_tan_authors.json`` with the curves' plot."""
-    rows = harness.load_runs(harness.runs_dir(args.out, "zhou_tan_authors"))
+    rows = harness.load_runs(harness.RunStore(args.out, "zhou_tan_authors"))
     settings: dict = {}
     for r in rows:
         params = list(PARAMETERS) if r["algorithm"] == "random" else [r["parameters"]]
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> dict:
         args.settings = [("ldp", "se", 1.0), ("heavy", "se", None)]
     if args.quick or args.command == "run":
         harness.collect_runs(
-            harness.runs_dir(args.out, "zhou_tan_authors"),
+            harness.RunStore(args.out, "zhou_tan_authors"),
             tasks(args),
             lambda r: f"R_T = {np.mean(r['final_regret']):.2f} ({r['seconds']:.0f} s)",
         )

@@ -34,9 +34,9 @@ experiment, whose rewards are of order 1) and ``theorem`` (``beta_scale = 1``: t
 confidence widths, with rewards here in the hundreds), both with the papers' zero-mean model.
 
 Random search has no parameters: it runs under ``defaults`` and is shown in both variants.
-Each (data set, setting, variant, algorithm) writes one JSON file under
-``results/zhou_tan_real/runs``; ``run`` skips those that exist, and several processes can share
-the work.
+Each (data set, setting, variant, algorithm) is one run, saved in
+``results/zhou_tan_real/runs.jsonl.gz``; ``run`` skips those saved there, and several processes
+can share the work.
 
 Usage::
 
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> None:
     """Every run of ``args`` not saved yet (:mod:`benchmarks.harness`)."""
     tasks = [
         (
-            f"{d}-{s}-{v}-{a}.json",
+            f"{d}-{s}-{v}-{a}",
             functools.partial(run_one, d, s, v, a, args.T, args.trials),
         )
         for v, d, s, a in itertools.product(
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> None:
         if a != "random" or v == "defaults"  # random search has no parameters to vary
     ]
     harness.collect_runs(
-        harness.runs_dir(args.out, "zhou_tan_real"),
+        harness.RunStore(args.out, "zhou_tan_real"),
         tasks,
         lambda r: f"R_T = {np.mean(r['final_regret']):.1f} ({r['seconds']:.0f} s)",
     )
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> None:
 def summarize(args: argparse.Namespace) -> dict:
     """Per (data set, setting): each algorithm's final regret, mean ± SE, raw and over B, and
     the ranking; written to ``zhou_tan_real.json`` with the curves' plot."""
-    rows = harness.load_runs(harness.runs_dir(args.out, "zhou_tan_real"))
+    rows = harness.load_runs(harness.RunStore(args.out, "zhou_tan_real"))
     settings: dict = {}
     variants = sorted({r["variant"] for r in rows})
     for r in rows:

@@ -18,10 +18,10 @@ def test_environment_quick_mode_writes_every_setting(tmp_path):
     saved = json.loads((quick / "dubey_environment.json").read_text())
     assert saved == json.loads(json.dumps(out))
     assert (quick / "dubey_environment.png").stat().st_size > 0
-    runs = sorted((quick / "dubey_environment" / "runs").glob("*.json"))
+    store = harness.RunStore(quick, "dubey_environment")
     settings = {"random", "non-private_code", "alpha=1_theorem1"}
-    assert {json.loads(p.read_text())["setting"] for p in runs} == settings
-    assert not list((quick / "dubey_environment" / "runs").glob("*.claim"))
+    assert {r["setting"] for r in harness.load_runs(store)} == settings
+    assert not list(store.folder.glob("claims/*.claim"))
     config = saved["config"]
     assert (config["T"], config["d"], config["n"], config["m"]) == (100, 5, 10, 64)
     assert (config["lambda"], config["delta"], config["jdp_beta"]) == (100.0, 0.01, 0.1)
@@ -39,9 +39,11 @@ def test_environment_quick_mode_writes_every_setting(tmp_path):
     assert saved["summary"]["random"]["beta_scale"] is None
     assert saved["summary"]["non-private_code"]["beta_scale"] == 0.1
     assert saved["summary"]["alpha=1_theorem1"]["noise_std"] > 0.0
-    # a second call finds the runs on disk and computes nothing
+    # a second call finds the runs saved and computes nothing
+    saved_runs = store.path.read_bytes()
     again = dubey.main(["--quick", "--out", str(tmp_path), "environment"])
     assert again["summary"] == out["summary"]
+    assert store.path.read_bytes() == saved_runs
 
 
 def test_sphere_environment_draws_the_notebooks_function_and_arms():

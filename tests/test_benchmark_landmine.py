@@ -43,12 +43,12 @@ def test_landmine_objective_maps_the_square_linearly():
 
 
 def test_landmine_quick_mode_runs_every_setting_and_accounts_the_private_ones(tmp_path):
-    from benchmarks import dai
+    from benchmarks import dai, harness
 
     out = dai.main(["--out", str(tmp_path), "--quick", "landmine"])
     quick = tmp_path / "quick"
     settings, features = {"random", "TS", "FTS-DE", "z=1"}, {"ours", "authors"}
-    runs = sorted((quick / "dai_landmine" / "runs").glob("*.json"))
+    runs = harness.load_runs(harness.RunStore(quick, "dai_landmine"))
     # random search does not use the shared features: one run serves both choices
     assert len(runs) == (len(settings) - 1) * len(features) + 1
     saved = json.loads((quick / "dai_landmine.json").read_text())
@@ -73,8 +73,7 @@ def test_landmine_quick_mode_runs_every_setting_and_accounts_the_private_ones(tm
         for key in ("tightest", "rdp", "pld"):
             assert 0.0 < eps[key] < math.inf
         assert math.isclose(eps["tightest"], min(eps["rdp"], eps["pld"]))
-    for path in runs:
-        run = json.loads(path.read_text())
+    for run in runs:
         assert len(run["final_per_agent"]) == run["N"] == 4
         assert all(0.0 <= v <= 1.0 for v in run["final_per_agent"])
         assert (run["epsilon"] is None) == (run["setting"] != "z=1")

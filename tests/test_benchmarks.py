@@ -1,4 +1,5 @@
 import argparse
+import gzip
 import itertools
 import json
 import math
@@ -6,11 +7,12 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from benchmarks import zhou_tan
+from benchmarks import harness, zhou_tan
 
 
 def test_zhou_tan_quick_mode_writes_a_summary_and_a_plot(tmp_path):
@@ -43,13 +45,13 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     from benchmarks import optuna_tuning
 
     result = optuna_tuning.main(["--quick", "--out", str(tmp_path)])
-    runs = sorted((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.json"))
+    store = harness.RunStore(tmp_path / "quick", "optuna_tuning")
+    runs = store.load()
     # MLP on wine, 1 seed: moma, gp-ucb and TPE without privacy; moma, gp-ucb, the private
     # random baseline and TPE on the privatized scores with epsilon = 1.
     assert len(runs) == 7
     assert (tmp_path / "quick" / "optuna_tuning.png").stat().st_size > 0
-    for path in runs:
-        run = json.loads(path.read_text())
+    for run in runs.values():
         assert set(run["picks"]) == {"3", "6"}
         for pick in run["picks"].values():
             # The credited score is the raw CV accuracy of a trial the study evaluated.
@@ -58,7 +60,7 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
         if run["epsilon"] != "none" and run["sampler"] != "tpe":
             assert run["privacy"]["n_reports"] == 6 - run["n_failed"]
     assert set(result["summary"]) == {"none", "1"}
-    assert not list((tmp_path / "quick" / "optuna_tuning" / "runs").glob("*.claim"))
+    assert not list(store.folder.glob("claims/*.claim"))
     # The markdown tables: one row per task, one column per method of the setting.
     tables = (tmp_path / "quick" / "optuna_tuning.md").read_text()
     assert "| mlp | wine | " in tables
@@ -66,28 +68,24 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     assert "| moma | privtune (gp-ucb) | privtune random | Optuna TPE |" in tables
     # TPE on the privatized scores saw the curator's draws of privtune's runs: trial by trial,
     # the same noise (common random numbers), so its stored values differ from the raw scores
-    tpe = json.loads(
-        (tmp_path / "quick" / "optuna_tuning" / "runs" / "mlp-wine-1-tpe-0.json").read_text()
-    )
+    tpe = runs["mlp-wine-1-tpe-0"]
     assert tpe["picks"]["6"]["score"] in tpe["raw_scores"]
     # the untuned estimator's score, once per (task, seed), and the picks against it
     below = result["below_default"]["1"]["gp-ucb"]["6"]
     assert below["n_runs"] == 1 and below["n_below"] in (0, 1)
-    default_run = json.loads(
-        (tmp_path / "quick" / "optuna_tuning" / "defaults" / "mlp-wine-0.json").read_text()
+    default_run = harness.RunStore(tmp_path / "quick" / "optuna_tuning", "defaults").get(
+        "mlp-wine-0"
     )
     default = default_run["score"]
     assert math.isclose(default, sum(default_run["fold_scores"]) / 5, rel_tol=1e-12)
-    gp_pick = json.loads(
-        (tmp_path / "quick" / "optuna_tuning" / "runs" / "mlp-wine-1-gp-ucb-0.json").read_text()
-    )["picks"]["6"]["score"]
+    gp_pick = runs["mlp-wine-1-gp-ucb-0"]["picks"]["6"]["score"]
     assert math.isclose(below["mean_diff_points"], 100 * (gp_pick - default), abs_tol=1e-9)
     # "beyond noise": below the default by more than the standard error of its 5-fold mean
     se = statistics.stdev(default_run["fold_scores"]) / math.sqrt(5)
     assert below["n_below_beyond_se"] == int(gp_pick < default - se)
     # every study's first trial is the untuned MLP (all its defaults lie in the space)
-    for path in runs:
-        assert json.loads(path.read_text())["raw_scores"][0] == default
+    for run in runs.values():
+        assert run["raw_scores"][0] == default
     assert "### Against the untuned estimator" in tables
     # Paired against the private random baseline: one (task, seed) pair per method.
     assert "Against privtune random on the same (task, seed)" in tables
@@ -102,10 +100,9 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     assert "### privtune's default against each alternative" in tables
     paired = result["paired_vs_random"]["1"]
     assert set(paired) == {"moma", "gp-ucb", "tpe"}
-    runs_dir = tmp_path / "quick" / "optuna_tuning" / "runs"
-    base = json.loads((runs_dir / "mlp-wine-1-random-0.json").read_text())
+    base = runs["mlp-wine-1-random-0"]
     for method in ("moma", "gp-ucb"):
-        pick = json.loads((runs_dir / f"mlp-wine-1-{method}-0.json").read_text())
+        pick = runs[f"mlp-wine-1-{method}-0"]
         cell = paired[method]["6"]
         assert cell["n_pairs"] == 1 and cell["wins"] + cell["ties"] + cell["losses"] == 1
         diff = 100 * (pick["picks"]["6"]["score"] - base["picks"]["6"]["score"])
@@ -116,26 +113,26 @@ def test_optuna_tuning_quick_mode_resumes_and_summarizes(tmp_path):
     scores = [v for v in base["raw_scores"] if v is not None]
     assert math.isclose(evaluated["random"]["mean_points"], 100 * float(np.median(scores)))
     assert "### Where the trials went" in tables
-    # A second call finds every run on disk and only summarizes.
-    mtimes = [p.stat().st_mtime_ns for p in runs]
+    # A second call finds every run saved and only summarizes: the store is left as it was.
+    saved = store.path.read_bytes()
     optuna_tuning.main(["--quick", "--out", str(tmp_path)])
-    assert [p.stat().st_mtime_ns for p in runs] == mtimes
+    assert store.path.read_bytes() == saved
     # privtune's private picks keep the enqueued defaults (trial 0) unless beaten; the picks of
     # the best posterior mean alone are kept beside them
-    gp_run = json.loads((runs_dir / "mlp-wine-1-gp-ucb-0.json").read_text())
+    gp_run = store.get("mlp-wine-1-gp-ucb-0")
     assert gp_run["pick_rule"] == optuna_tuning.PICK_RULE
     assert set(gp_run["picks_best_mean"]) == {"3", "6"}
     # a run saved under the earlier rule (picks = best posterior mean) is re-picked by replay
     old = dict(gp_run, picks=gp_run["picks_best_mean"])
     del old["pick_rule"], old["picks_best_mean"]
-    path = runs_dir / "mlp-wine-1-gp-ucb-0.json"
-    path.write_text(json.dumps(old))
+    store.append("mlp-wine-1-gp-ucb-0", old)
     args = argparse.Namespace(out=tmp_path / "quick", samplers=["gp-ucb"])
     optuna_tuning.repick(args)
-    assert json.loads(path.read_text()) == gp_run
+    assert store.get("mlp-wine-1-gp-ucb-0") == gp_run
+    assert store.path.read_bytes() == saved  # the same runs again, compacted: the same bytes
     # a replay that does not reproduce the saved picks stops
     old["picks"] = {n: {"trial": p["trial"] + 1, "score": 0.0} for n, p in old["picks"].items()}
-    path.write_text(json.dumps(old))
+    store.append("mlp-wine-1-gp-ucb-0", old)
     with pytest.raises(RuntimeError, match="does not reproduce"):
         optuna_tuning.repick(args)
 
@@ -169,33 +166,125 @@ def test_optuna_tuning_score_spread_uses_the_uniform_draws_only():
     assert "| mlp | wine | 5 | 15.8 | 16.0 | 20.0 |" in optuna_tuning._spread_markdown(spread)
 
 
-def test_benchmark_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
-    from benchmarks import harness
-
-    run = tmp_path / "a.json"
-    assert harness.claim(run)  # this process owns it now
-    assert not harness.claim(run)  # a live owner keeps it
+def test_run_store_claims_are_exclusive_and_stale_ones_taken_over(tmp_path):
+    store = harness.RunStore(tmp_path, "bench")
+    assert store.claim("a")  # this process owns it now
+    assert not store.claim("a")  # a live owner keeps it
+    assert not harness.RunStore(tmp_path, "bench").claim("a")  # whichever store asks
+    marker = tmp_path / "bench" / "claims" / "a.claim"
+    assert marker.read_text() == str(os.getpid())
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
         text=True,
         check=True,
     )
-    run.with_suffix(".claim").write_text(dead.stdout.strip())  # a killed run's claim
-    assert harness.claim(run)
+    marker.write_text(dead.stdout.strip())  # a killed run's claim
+    assert store.claim("a")
+    assert marker.read_text() == str(os.getpid())
+    store.release("a")
+    assert not marker.exists()
+    # a stale claim does not stop the run from being computed and saved
+    marker.write_text(dead.stdout.strip())
+    assert harness.run_missing(store, "a", lambda: {"seconds": 1.0}) == {"seconds": 1.0}
+    assert store.get("a") == {"seconds": 1.0} and not marker.exists()
+    assert harness.run_missing(store, "a", lambda: {"seconds": 2.0}) is None  # saved already
 
 
 def test_collect_runs_names_the_runs_another_process_is_computing(tmp_path, capsys):
-    from benchmarks import harness
-
-    (tmp_path / "b.claim").write_text(str(os.getppid()))  # a live process owns b
+    store = harness.RunStore(tmp_path, "bench")
+    (tmp_path / "bench" / "claims").mkdir(parents=True)
+    (tmp_path / "bench" / "claims" / "b.claim").write_text(str(os.getppid()))  # a live owner
     rows = harness.collect_runs(
-        tmp_path, [(n, lambda n=n: {"run": n, "seconds": 0.0}) for n in ("a.json", "b.json")]
+        store, [(n, lambda n=n: {"run": n, "seconds": 0.0}) for n in ("a", "b")]
     )
-    assert rows == [{"run": "a.json", "seconds": 0.0}]
-    assert not (tmp_path / "b.json").exists()
+    assert rows == [{"run": "a", "seconds": 0.0}]
+    assert store.names() == ["a"]
     err = capsys.readouterr().err
-    assert "1 run(s) are being computed by another process" in err and "b.json" in err
+    assert "1 run(s) are being computed by another process" in err and "(b)" in err
+
+
+_APPEND = """
+import sys
+from pathlib import Path
+from benchmarks import harness
+store = harness.RunStore(Path(sys.argv[1]), "bench")
+for name in sys.argv[2:]:
+    store.append(name, {"name": name, "values": [0.1 * len(name), None]})
+"""
+
+
+def test_run_store_is_shared_by_processes_read_in_name_order_and_compacted(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    names = [f"{k}-{i}" for k in ("a", "b") for i in range(30)]
+    names += ["c", "c-cv", "c-scores"]  # c-cv.json and c-scores.json sorted before c.json
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _APPEND, str(tmp_path), *names[i::2]], cwd=root)
+        for i in range(2)
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    store = harness.RunStore(tmp_path, "bench")
+    order = sorted(names, key=lambda n: f"{n}.json")
+    assert order[-3:] == ["c-cv", "c-scores", "c"]
+    assert store.names() == order
+    runs = store.load()
+    assert list(runs) == order
+    assert all(run == {"name": n, "values": [0.1 * len(n), None]} for n, run in runs.items())
+    assert harness.load_runs(store) == list(runs.values())
+    # one gzip member per appended run, until compacted into one: every run kept, in order
+    appended = store.path.read_bytes()
+    assert appended.count(b"\x1f\x8b\x08") >= len(names)
+    store.append("a-0", {"name": "a-0", "values": "again"})  # saved again: the last one counts
+    store.compact()
+    compacted = store.path.read_bytes()
+    assert len(compacted) < len(appended)
+    lines = gzip.decompress(compacted).decode().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == order
+    again = harness.RunStore(tmp_path, "bench").load()
+    assert again == {**runs, "a-0": {"name": "a-0", "values": "again"}}
+    store.compact()
+    assert store.path.read_bytes() == compacted  # nothing to do: the file is left as it is
+    # the same runs give the same bytes, whatever order they were saved in
+    other = harness.RunStore(tmp_path / "other", "bench")
+    for name in reversed(order):
+        other.append(name, again[name])
+    other.compact()
+    assert other.path.read_bytes() == compacted
+    store.remove(["b-3", "c"])
+    assert store.names() == [n for n in order if n not in ("b-3", "c")]
+
+
+def test_a_run_added_to_a_compacted_store_changes_one_gzip_member(tmp_path):
+    store = harness.RunStore(tmp_path, "bench")
+    for i in range(4000):
+        store.append(f"run-{i}", {"i": i, "values": [i / 7, i / 11, i / 13]})
+    store.compact()
+    before = store.path.read_bytes()
+    store.append("run-2000-new", {"i": -1, "values": []})
+    store.compact()
+    after = store.path.read_bytes()
+    assert len(after) > len(before) and store.names()[-1] == "run-999"
+
+    # the members before and after the new run's are the same bytes: git keeps a small delta
+    def common(a: bytes, b: bytes) -> int:  # the length of their common start
+        n = min(len(a), len(b))
+        return next((i for i in range(n) if a[i] != b[i]), n)
+
+    prefix, suffix = common(before, after), common(before[::-1], after[::-1])
+    assert prefix > 0 and suffix > 0 and prefix + suffix > 0.8 * len(before)
+
+
+def test_run_files_are_moved_into_the_store(tmp_path):
+    folder = tmp_path / "bench" / "runs"
+    folder.mkdir(parents=True)
+    for name in ("x", "x-cv", "y"):
+        harness.write_json(folder / f"{name}.json", {"name": name})
+    (folder / "z.claim").write_text("0")  # a stale claim
+    moved = harness.compact_results(tmp_path)
+    assert moved == {str(tmp_path / "bench"): 3}
+    assert not folder.exists()
+    store = harness.RunStore(tmp_path, "bench")
+    assert store.load() == {n: {"name": n} for n in ("x-cv", "x", "y")}
 
 
 def test_optuna_overhead_quick_mode_times_privtune_and_tpe(tmp_path):
@@ -219,10 +308,9 @@ def test_sklearn_search_quick_mode_compares_every_method(tmp_path):
     from benchmarks import sklearn_search
 
     result = sklearn_search.main(["--quick", "--out", str(tmp_path)])
-    runs = sorted((tmp_path / "quick" / "sklearn_search" / "runs").glob("*.json"))
+    runs = harness.load_runs(harness.RunStore(tmp_path / "quick", "sklearn_search"))
     assert len(runs) == sum(len(m) for m in sklearn_search.METHODS.values())
-    for path in runs:
-        run = json.loads(path.read_text())
+    for run in runs:
         assert 0.0 <= run["score"] <= 1.0 and run["seconds"] > 0
         if run["epsilon"] == "none":
             # Exact scores: the search's best score is the pick's true CV accuracy.
@@ -242,10 +330,7 @@ def test_privacy_units_quick_mode_computes_every_mode_at_every_n_val(tmp_path):
     from benchmarks import privacy_units
 
     result = privacy_units.main(["--quick", "--out", str(tmp_path)])
-    runs = [
-        json.loads(p.read_text())
-        for p in (tmp_path / "quick" / "privacy_units" / "runs").glob("*.json")
-    ]
+    runs = harness.load_runs(harness.RunStore(tmp_path / "quick", "privacy_units"))
     assert len(runs) == 2  # one (model, data set) and two seeds
     for run in runs:
         assert run["n_vals"] == [100, 200] and len(run["random"]) == 8
@@ -331,11 +416,11 @@ def test_dubey_quick_mode_runs_and_summarizes(tmp_path):
     table1 = json.loads((quick / "dubey_table1.json").read_text())["summary"]
     assert set(table1) == {"camel", "styb", "mw"}
     assert (quick / "dubey_table1.png").stat().st_size > 0
-    assert len(list((quick / "dubey_table1" / "runs").glob("*.json"))) == 6
+    assert len(harness.RunStore(quick, "dubey_table1")) == 6
     # the same table with the learner of the authors' notebook (lam = 100, its width)
     code = json.loads((quick / "dubey_table1_code.json").read_text())
     assert code["learner"] == "code" and set(code["summary"]) == set(table1)
-    runs = [json.loads(p.read_text()) for p in (quick / "dubey_table1_code" / "runs").glob("*")]
+    runs = harness.load_runs(harness.RunStore(quick, "dubey_table1_code"))
     assert len(runs) == 6
     assert {r["beta_scale"] for r in runs} == {0.1, 0.01}
     for function, cells in table1.items():
@@ -492,8 +577,8 @@ def test_zhou_tan_authors_quick_mode_covers_the_two_by_two_design(tmp_path):
         for alg in entry["algorithms"].values():
             assert alg["curve_rounds"][-1] == 40
             assert all(b >= a - 1e-9 for a, b in itertools.pairwise(alg["curve_mean"]))
-    runs = list((tmp_path / "quick" / "zhou_tan_authors" / "runs").glob("*random.json"))
-    assert len(runs) == 4  # 2 objectives x 2 settings
+    names = harness.RunStore(tmp_path / "quick", "zhou_tan_authors").names()
+    assert len([n for n in names if n.endswith("random")]) == 4  # 2 objectives x 2 settings
 
 
 def test_zhou_tan_authors_objective_and_code_widths_follow_the_authors_code():
@@ -514,10 +599,7 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
     from benchmarks import tuning_suite
 
     result = tuning_suite.main(["--quick", "--out", str(tmp_path)])
-    runs = [
-        json.loads(p.read_text())
-        for p in (tmp_path / "quick" / "tuning_suite" / "runs").glob("*.json")
-    ]
+    runs = harness.load_runs(harness.RunStore(tmp_path / "quick", "tuning_suite"))
     # plateau: 2 settings; heavy: exact only; 2 methods, 2 seeds
     assert len(runs) == (2 + 1) * 2 * 2
     for run in runs:
