@@ -33,7 +33,7 @@ import numpy as np
 from .privacy.seeds import draw_seed, stream_seed
 from .registry import PrivacyModel
 from .space import Space
-from .tuning import TuningEngine
+from .tuning import OutsideArm, TuningEngine
 
 __all__ = ["BatchOptimization", "default_point"]
 
@@ -178,24 +178,22 @@ class BatchOptimization:
         rows = np.flatnonzero((self.candidate >= 0) & (self.candidate < len(scores)))
         eligible = np.zeros(len(self), dtype=bool)
         eligible[rows] = np.isfinite(scores[self.candidate[rows]])  # a failure is not a pick
-        outside = self.outside
-        if outside is not None and not np.isfinite(scores[outside]):
-            outside = None
-        if outside is not None:
-            posterior[outside] = scores[outside]
-        if not eligible.any():
-            assert outside is not None, "no candidate with a finite score to recommend"
-            return posterior, outside
-        opt, scale = self.synced()
-        posterior[self.candidate[eligible]] = self.engine.posterior_scores(
-            opt, scale, self.U[eligible]
+        arm = None if self.outside is None else OutsideArm(float(scores[self.outside]), noise_var)
+        if arm is not None:
+            posterior[self.outside] = arm.score if np.isfinite(arm.score) else np.nan
+        opt, scale = self.synced() if eligible.any() else (None, None)
+        if opt is not None:
+            assert scale is not None
+            posterior[self.candidate[eligible]] = self.engine.posterior_scores(
+                opt, scale, self.U[eligible]
+            )
+        inside = self.default_u is not None and bool(eligible[0]) and arm is None
+        row = self.engine.recommend(
+            opt, scale, baseline=0 if inside else None, outside=arm, eligible=eligible
         )
-        if outside is not None:
-            arm = (float(scores[outside]), noise_var)
-            row = self.engine.recommend(opt, scale, outside=arm, eligible=eligible)
-            return posterior, outside if row < 0 else int(self.candidate[row])
-        baseline = 0 if self.default_u is not None and eligible[0] else None
-        row = self.engine.recommend(opt, baseline=baseline, eligible=eligible)
+        if row < 0:
+            assert self.outside is not None
+            return posterior, self.outside
         return posterior, int(self.candidate[row])
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,11 +35,12 @@ from optuna.trial import FrozenTrial, Trial, TrialState
 
 from ._checks import check_int, check_seed
 from .optuna_privacy import StudyPrivacy
+from .plan import PrivacyPlan
 from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed
 from .registry import PrivacyModel
 from .space import SearchSpace
-from .tuning import TunerSettings, TuningEngine, model_epsilon, warn_repeated_plays
+from .tuning import OutsideArm, TuningEngine, checked_optimizer_kwargs, warn_repeated_plays
 
 __all__ = ["GOUCBSampler", "Pick", "PrivateGPUCBSampler"]
 
@@ -348,29 +348,30 @@ class PrivateGPUCBSampler(BaseSampler):
                 "privacy_budget it has no effect. Pass both, or neither (then the number of "
                 "trials is study.optimize's)."
             )
-        settings = TunerSettings.check(
+        # the noise's seed first: the plan carries it
+        noise_seed = check_seed("noise_seed", noise_seed)
+        check_seedable("noise_seed", noise_seed)
+        #: The privacy settings, checked once (the record unit's ``n_val`` is bound from the
+        #: objective, :meth:`privatize`, or from the study's receipts).
+        self.plan = PrivacyPlan.check(
             algorithm,
             epsilon=epsilon,
             privacy_budget=privacy_budget,
-            n_reports=n_trials,
             value_range=value_range,
             privacy_unit=privacy_unit,
+            n_reports=n_trials,
+            noise_seed=noise_seed,
             optimizer_kwargs=optimizer_kwargs,
+            require_range=True,
         )
-        self.algorithm, self.epsilon = settings.algorithm, settings.epsilon
-        self.privacy_budget, self.value_range = settings.budget, settings.value_range
-        self.privacy_unit, self.privacy_model = settings.privacy_unit, settings.privacy_model
-        self.optimizer_kwargs = settings.optimizer_kwargs
+        self.algorithm = self.plan.algorithm
+        self.optimizer_kwargs = checked_optimizer_kwargs(
+            self.algorithm, optimizer_kwargs, self.plan.epsilon
+        )
         self.heavy_tailed = heavy_tailed  # checked by the engine, built below
-        self.n_trials = None if self.privacy_budget is None else self.privacy_budget.n_reports
-        warn_repeated_plays(self.algorithm, self.epsilon, stacklevel=3)
-        #: The number of validation records under the record unit, read from the objective
-        #: (:meth:`privatize`) or from the study's receipts.
-        self.n_val: int | None = None
+        warn_repeated_plays(self.algorithm, self.plan.epsilon, stacklevel=3)
         self.n_startup_trials = check_int("n_startup_trials", n_startup_trials, minimum=0)
         self.seed = check_seed("seed", seed)
-        self.noise_seed = check_seed("noise_seed", noise_seed)
-        check_seedable("noise_seed", self.noise_seed)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(
                 "independent_sampler must be an Optuna sampler instance (for example "
@@ -393,39 +394,40 @@ class PrivateGPUCBSampler(BaseSampler):
         #: (study, trial number) of the start-up trials left to independent_sampler
         self._startup: set[tuple[str, int]] = set()
         #: The privacy protocol of the studies this sampler runs.
-        self._privacy = StudyPrivacy(
-            algorithm=self.algorithm,
-            epsilon=self.epsilon,
-            value_range=self.value_range,
-            privacy_budget=self.privacy_budget,
-            privacy_model=self.privacy_model,
-            privacy_unit=self.privacy_unit,
-            n_val=self.n_val,
-            noise_seed=self.noise_seed,
-            optimizer_kwargs=self.optimizer_kwargs,
-            lock=self._lock,
-            on_bind=self._bound,
-        )
+        self._privacy = StudyPrivacy(self.plan, lock=self._lock, on_bind=self._bound)
         self._init_model()
 
-    def _bound(self, n_val: int) -> None:
+    def _bound(self, plan: PrivacyPlan) -> None:
         """The record unit's number of validation records is known: the model is built for
         the noise it will be told."""
-        self.n_val = n_val
+        self.plan = plan
         self._init_model()
 
     def _init_model(self) -> None:
         """The tuning engine (reward scale, replay cache per study, ask policy,
         recommendation), built for the noise of the privacy unit as far as it is known."""
-        unit = self._privacy.unit
         self.engine = TuningEngine(
             self.algorithm,
-            epsilon=model_epsilon(self.epsilon, unit),
-            value_range=self.value_range,
+            epsilon=self.plan.model_epsilon,
+            value_range=self.plan.value_range,
             optimizer_kwargs=self.optimizer_kwargs,
             n_startup=self.n_startup_trials,
             heavy_tailed=self.heavy_tailed,
         )
+
+    # the settings as the plan holds them
+    epsilon = property(lambda self: self.plan.epsilon, doc="Each report's epsilon.")
+    value_range = property(lambda self: self.plan.value_range, doc="The score's range.")
+    privacy_budget = property(lambda self: self.plan.budget, doc="The total budget.")
+    privacy_unit = property(lambda self: self.plan.unit_kind, doc="'score' or 'record'.")
+    privacy_model = property(lambda self: self.plan.privacy_model, doc="The privacy model.")
+    noise_seed = property(lambda self: self.plan.noise_seed, doc="The noise's seed.")
+    n_val = property(lambda self: self.plan.n_val, doc="The record unit's validation records.")
+
+    @property
+    def n_trials(self) -> int | None:
+        """The number of reports the total budget covers (``None`` without one)."""
+        return None if self.plan.budget is None else self.plan.budget.n_reports
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -752,19 +754,22 @@ class PrivateGPUCBSampler(BaseSampler):
         row, outside = _baseline_row(baseline, trials, completed)
         release = self._privacy.release
         noise = 0.0 if release is None else release.curator.noise_variance
-        if outside is not None:  # the baseline lies outside the space: an arm apart
-            arm = (outside, float(outside.values[0]), math.sqrt(noise))
-        if not completed:
-            if outside is None:
-                raise ValueError("recommend needs a completed trial inside the search space.")
-            return arm
+        # a baseline outside the space is an arm apart, known by its stored value
+        arm = None if outside is None else OutsideArm(float(outside.values[0]), noise)
+        if not completed and arm is None:
+            raise ValueError("recommend needs a completed trial inside the search space.")
         with self._lock:
-            opt, scale = self._optimizer(study, space, search_space, completed)
+            opt, scale = (
+                self._optimizer(study, space, search_space, completed)
+                if completed
+                else (None, None)
+            )
             # the told rows are the completed trials, in order
-            against = None if outside is None else (arm[1], noise)
-            pick = self.engine.recommend(opt, scale, baseline=row, outside=against)
+            pick = self.engine.recommend(opt, scale, baseline=row, outside=arm)
             if pick < 0:
-                return arm
+                assert outside is not None and arm is not None
+                return outside, arm.score, arm.std
+            assert opt is not None and scale is not None
             mean, std = self.engine.posterior_band(opt, scale, opt.X[pick : pick + 1])
         return completed[pick], float(mean[0]), float(std[0])
 
@@ -843,21 +848,13 @@ class PrivateGPUCBSampler(BaseSampler):
             each owner's guarantee: reports about different owners do not compose, and the
             headline numbers are the largest owner's (``owner``).
         """
-        if delta is None:
-            delta = 1e-6 if self.privacy_budget is None else self.privacy_budget.delta
         self._privacy.verify_study(study)
         if self.privacy_model == PrivacyModel.JDP:
             completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            ledger = self.engine.joint_dp_ledger(len(completed), owner=study.study_name)
+            ledger = self.plan.joint_dp_ledger(len(completed), owner=study.study_name)
         else:
             ledger = self._privacy.ledger(study)
-        release = self._privacy.release
-        out = self.engine.privacy_report(
-            ledger, delta, release.unit if release is not None else self._privacy.unit
-        )
-        if self.privacy_budget is not None:
-            out.update(self._privacy.budget_report(study))
-        return self._privacy.end_to_end(study, out)
+        return self._privacy.report(study, ledger, delta)
 
     def __repr__(self) -> str:
         return (

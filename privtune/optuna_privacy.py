@@ -34,7 +34,8 @@ from optuna.storages._cached_storage import _CachedStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from .privacy import BudgetExhaustedError, PrivacyBudget, PrivacyError, PrivacyLedger, Receipt
+from .plan import PrivacyPlan
+from .privacy import BudgetExhaustedError, PrivacyError, PrivacyLedger, Receipt
 from .privacy.claims import ReportState, count_reports, describe_budget
 from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
@@ -44,7 +45,6 @@ from .privacy.withhold import clean
 from .privacy.withhold import release as withhold_release
 from .records import RecordObjective
 from .registry import PrivacyModel
-from .tuning import make_curator
 
 __all__ = ["ATTR_CLAIM", "ATTR_NOISE_SEED", "ATTR_REFUSED", "StudyPrivacy"]
 
@@ -156,43 +156,23 @@ class StudyPrivacy:
 
     Parameters
     ----------
-    algorithm : str
-    epsilon : float or None
-        Each report's epsilon.
-    value_range : tuple of float or None
-    privacy_budget : PrivacyBudget or None
-    privacy_model : PrivacyModel or None
-    privacy_unit : {"score", "record"}
-    n_val : int or None
-        The record unit's number of validation records, when known.
-    noise_seed : int or None
-    optimizer_kwargs : dict
+    plan : PrivacyPlan
+        The sampler's privacy plan (under the record unit, bound to ``n_val`` once known).
     lock : threading.RLock
         The sampler's lock (one lock over its model and this protocol).
     on_bind : callable
-        Called with ``n_val`` when the record unit's number of validation records becomes
-        known (the sampler rebuilds its model for the noise it will be told).
+        Called with the bound plan when the record unit's number of validation records
+        becomes known (the sampler rebuilds its model for the noise it will be told).
     """
 
     def __init__(
         self,
+        plan: PrivacyPlan,
         *,
-        algorithm: str,
-        epsilon: float | None,
-        value_range: tuple[float, float] | None,
-        privacy_budget: PrivacyBudget | None,
-        privacy_model: PrivacyModel | None,
-        privacy_unit: str,
-        n_val: int | None,
-        noise_seed: int | None,
-        optimizer_kwargs: dict,
         lock: threading.RLock,
-        on_bind: Callable[[int], None],
+        on_bind: Callable[[PrivacyPlan], None],
     ) -> None:
-        self.algorithm, self.epsilon, self.value_range = algorithm, epsilon, value_range
-        self.privacy_budget, self.privacy_model = privacy_budget, privacy_model
-        self.privacy_unit, self.n_val, self.noise_seed = privacy_unit, n_val, noise_seed
-        self.optimizer_kwargs = optimizer_kwargs
+        self.plan = plan
         self._lock = lock
         self.on_bind = on_bind
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
@@ -205,22 +185,11 @@ class StudyPrivacy:
         self.release: ScoreRelease | None = self._make_release()
 
     def _make_release(self) -> ScoreRelease | None:
-        unit = self.unit
-        if not self.private or unit is None:
-            return None
-        curator = make_curator(
-            self.algorithm,
-            self.epsilon,
-            self.value_range,
-            optimizer_kwargs=self.optimizer_kwargs,
-            unit=unit,
-        )
-        assert curator is not None
-        return ScoreRelease(curator, noise_seed=self.noise_seed)
+        return None if self.plan.unit is None else self.plan.release()
 
     def wrap(self, objective: Callable[..., float]) -> Callable[..., float]:
         """The privatized objective (:meth:`privtune.PrivateGPUCBSampler.privatize`)."""
-        if self.privacy_unit == "record":
+        if self.plan.unit_kind == "record":
             if not isinstance(objective, RecordObjective):
                 raise TypeError(
                     "privacy_unit='record' needs an objective built by privtune.RecordObjective"
@@ -228,11 +197,12 @@ class StudyPrivacy:
                     "computes the score on the validation records itself, so that one record's "
                     f"share of it is known; got {type(objective).__name__}."
                 )
-            if objective.value_range != self.value_range:
+            if objective.value_range != self.plan.value_range:
                 raise ValueError(
-                    f"value_range={self.value_range} differs from the objective's per-record "
-                    f"range {objective.value_range} (scoring={objective.metric.name!r}); pass "
-                    f"value_range={objective.value_range}."
+                    f"value_range={self.plan.value_range} differs from the objective's "
+                    f"per-record range {objective.value_range} "
+                    f"(scoring={objective.metric.name!r}); pass value_range="
+                    f"{objective.value_range}."
                 )
             self.bind(objective.unit)
             self.fit_guarantee = objective.fit_guarantee
@@ -246,8 +216,7 @@ class StudyPrivacy:
             except BaseException as exc:
                 # the message and the frames may hold a raw score (a scorer's error, an
                 # objective's f-string): only privtune's own messages go out
-                given = "epsilon" if self.privacy_budget is None else "privacy_budget"
-                failure = withhold_release(exc, given)
+                failure = withhold_release(exc, self.plan.setting)
             finally:
                 _PRIVATIZED_TRIAL.reset(token)
             if failure is not None:
@@ -259,7 +228,7 @@ class StudyPrivacy:
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         """Fail closed before ``trial`` computes anything; claim its budget share."""
         try:
-            if not self.private and self.privacy_model != PrivacyModel.JDP:
+            if not self.private and self.plan.privacy_model != PrivacyModel.JDP:
                 self.refuse_private_study(study)
             elif self.private:
                 # a worker whose settings differ from the study's, a raw value in the storage
@@ -269,7 +238,7 @@ class StudyPrivacy:
             # trial behind (a worker with the study's settings runs it as a new one)
             study._storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
             raise
-        if self.private and self.privacy_budget is not None:
+        if self.private and self.plan.budget is not None:
             self.claim(study, trial)
 
     def after_trial(
@@ -280,15 +249,15 @@ class StudyPrivacy:
             self._granted.discard(trial._trial_id)
         if self.private and state == TrialState.COMPLETE and values is not None:
             self.verify(trial, values[0])
-        if self.privacy_budget is not None:
-            budget = self.privacy_budget.to_attrs()
+        if self.plan.budget is not None:
+            budget = self.plan.budget.to_attrs()
             reserved, _, _ = _budget_count(_fresh_trials(study), budget)
-            if reserved >= self.privacy_budget.n_reports:
+            if reserved >= self.plan.budget.n_reports:
                 # every planned report is released or under way: end the optimize loop as
                 # Optuna's MaxTrialsCallback does (no error; a later trial would be refused)
                 _logger.warning(
                     f"The privacy budget of study {study.study_name!r} covers "
-                    f"{self.privacy_budget.n_reports} reports, all released or under way: "
+                    f"{self.plan.budget.n_reports} reports, all released or under way: "
                     "the study stops."
                 )
                 try:
@@ -329,11 +298,16 @@ class StudyPrivacy:
         fit_epsilon, fit_delta = (float(v) for v in fits[0])
         return with_end_to_end(report, fit_epsilon, fit_delta, len(fits), refit=False)
 
-    def budget_report(self, study: Study) -> dict[str, Any]:
-        """The total budget, what was released and reserved across workers, what remains."""
-        assert self.privacy_budget is not None
-        reserved, released, _ = _budget_count(_fresh_trials(study), self.privacy_budget.to_attrs())
-        return self.privacy_budget.report(released, reserved)
+    def report(
+        self, study: Study, ledger: PrivacyLedger, delta: float | None = None
+    ) -> dict[str, Any]:
+        """The privacy report of ``study``: the plan's report of ``ledger``, with a total
+        budget's count across workers (released and reserved), and end to end."""
+        counts: dict[str, int] = {}
+        if self.plan.budget is not None:
+            reserved, released, _ = _budget_count(_fresh_trials(study), self.plan.budget.to_attrs())
+            counts = {"n_released": released, "n_reserved": reserved}
+        return self.end_to_end(study, self.plan.report(ledger, delta=delta, **counts))
 
     def note_noise_seed(self, study: Study, seed: int) -> None:
         """Remember the qff noise seed this worker used on ``study``'s told scores."""
@@ -343,27 +317,25 @@ class StudyPrivacy:
     def private(self) -> bool:
         """Whether the objective's scores are released through a curator (epsilon-LDP,
         local joint DP or the record unit), so that Optuna may store only released values."""
-        return self.epsilon is not None and self.privacy_model != PrivacyModel.JDP
+        return self.plan.releases_scores
 
     @property
     def unit(self) -> PrivacyUnit | None:
         """The privacy unit; ``None`` under the record unit until ``n_val`` is known."""
-        if self.privacy_unit == "score":
-            return PrivacyUnit.score()
-        return None if self.n_val is None else PrivacyUnit.record(self.n_val)
+        return self.plan.unit
 
     def bind(self, unit: PrivacyUnit) -> ScoreRelease:
         """Take the record unit's ``n_val`` (from the objective or the study), once."""
         with self._lock:
-            if self.n_val is None and unit.n_val is not None:
-                self.n_val = unit.n_val
+            if self.plan.n_val is None and unit.n_val is not None:
+                self.plan = self.plan.bound(unit.n_val)
                 self.release = self._make_release()
-                self.on_bind(unit.n_val)
+                self.on_bind(self.plan)
             if self.release is None or unit != self.release.unit:
                 raise clean(
                     PrivacyError(
-                        f"This sampler releases under privacy_unit={self.privacy_unit!r}"
-                        + ("" if self.n_val is None else f" with n_val={self.n_val}")
+                        f"This sampler releases under privacy_unit={self.plan.unit_kind!r}"
+                        + ("" if self.plan.n_val is None else f" with n_val={self.plan.n_val}")
                         + f"; the objective or the study's trials are under {unit.describe()}. "
                         "Every worker of a study must score on the same validation set under "
                         "the same unit."
@@ -390,12 +362,12 @@ class StudyPrivacy:
     def release_trial(self, trial, value) -> float:
         """Release ``trial``'s raw score through this worker's release path (once per trial,
         within its budget share) and store the receipt before Optuna stores the value."""
-        assert self.release is not None and self.value_range is not None
-        y = as_score(value, self.value_range)
+        assert self.release is not None and self.plan.value_range is not None
+        y = as_score(value, self.plan.value_range)
         if not math.isfinite(y):
             return float("nan")
         refuse_second_release(ATTR_DIGEST in trial.user_attrs, f"Trial {trial.number}")
-        if self.privacy_budget is not None:
+        if self.plan.budget is not None:
             with self._lock:
                 granted = getattr(trial, "_trial_id", None) in self._granted
                 self._granted.discard(getattr(trial, "_trial_id", None))
@@ -446,7 +418,7 @@ class StudyPrivacy:
         stored receipt is the one this sampler's curator issues for ``value``."""
         assert self.private  # verified only with a curator
         claim = trial.system_attrs.get(ATTR_CLAIM)
-        budget = None if self.privacy_budget is None else self.privacy_budget.to_attrs()
+        budget = None if self.plan.budget is None else self.plan.budget.to_attrs()
         if claim is not None and claim != budget:
             raise PrivacyError(
                 f"Trial {trial.number} was released under a total privacy budget "
@@ -464,7 +436,8 @@ class StudyPrivacy:
     def refuse_raw(self, trial: FrozenTrial) -> None:
         raise PrivacyError(
             f"Trial {trial.number} completed with a value that did not come through this "
-            f"sampler's curator (epsilon={self.epsilon}, value_range={self.value_range}). "
+            f"sampler's curator (epsilon={self.plan.epsilon}, "
+            f"value_range={self.plan.value_range}). "
             "With epsilon set, run study.optimize(sampler.privatize(objective), ...) and do "
             "not tell or add raw values. The sampler refuses to learn from this study; its "
             "storage may hold a raw score in that trial."
@@ -507,12 +480,12 @@ class StudyPrivacy:
         refuse a trial that would have fit (two claims for the last report, each counting the
         other), never let one past the budget.
         """
-        assert self.privacy_budget is not None
-        budget = self.privacy_budget.to_attrs()
+        assert self.plan.budget is not None
+        budget = self.plan.budget.to_attrs()
         storage = study._storage
         storage.set_trial_system_attr(trial._trial_id, ATTR_CLAIM, budget)
         reserved, released, other = _budget_count(_fresh_trials(study), budget)
-        if other is None and reserved <= self.privacy_budget.n_reports:
+        if other is None and reserved <= self.plan.budget.n_reports:
             with self._lock:
                 self._granted.add(trial._trial_id)
             return
@@ -527,7 +500,7 @@ class StudyPrivacy:
                 f"{trial.number} was refused before computing anything."
             )
         raise BudgetExhaustedError(
-            f"The privacy budget of study {study.study_name!r} ({self.privacy_budget}) is "
+            f"The privacy budget of study {study.study_name!r} ({self.plan.budget}) is "
             f"spent: {released} reports released and {reserved - released - 1} under way "
             f"in other trials. Trial {trial.number} was refused before computing anything; "
             "the study releases nothing more. Plan a new budget (privtune.privacy.plan_budget) "
@@ -544,11 +517,11 @@ class StudyPrivacy:
         scores (two workers that drew a seed at the same moment): it would release the same
         scores under new noise. A change before any score was told releases nothing.
         """
-        if self.privacy_model not in (PrivacyModel.JDP, PrivacyModel.LOCAL_JDP):
+        if self.plan.privacy_model not in (PrivacyModel.JDP, PrivacyModel.LOCAL_JDP):
             return None
         key = (study._study_id, study.study_name)
-        if self.noise_seed is not None:
-            return stream_seed(self.noise_seed, study.study_name)
+        if self.plan.noise_seed is not None:
+            return stream_seed(self.plan.noise_seed, study.study_name)
         storage = study._storage
         stored = storage.get_study_system_attrs(study._study_id).get(ATTR_NOISE_SEED)
         if stored is None:

@@ -162,9 +162,10 @@ def record_metric(
     estimator : estimator, optional
         With ``scoring=None``: a classifier (a regressor's default score, R², is refused).
     value_range : tuple of float, optional
-        The per-record range ``(lo, hi)``, each record's value is clipped to it. Fixed for
-        accuracy (``(0, 1)``; another value is an error); required for the losses, as
-        ``(-L, 0)`` with the clip ``L > 0``.
+        The per-record range ``(lo, hi)``, checked as a pair (a privacy plan's, or
+        :class:`RecordObjective`'s); each record's value is clipped to it. Fixed for accuracy
+        (``(0, 1)``; another value is an error); required for the losses, as ``(-L, 0)`` with
+        the clip ``L > 0``.
 
     Returns
     -------
@@ -188,7 +189,7 @@ def record_metric(
         raise ValueError(_refusal(scoring))
     fixed = RECORD_METRICS[scoring][1]
     if fixed is not None:
-        if value_range is not None and check_value_range(value_range) != fixed:
+        if value_range is not None and tuple(value_range) != fixed:
             raise ValueError(
                 f"value_range for scoring={scoring!r} under the record unit is {fixed}, the "
                 f"range of each record's value; got {value_range!r}."
@@ -200,7 +201,7 @@ def record_metric(
             "'record': it is the clip of each record's loss (a loss above L counts as L), which "
             "bounds one record's share of the score. For example value_range=(-10.0, 0.0)."
         )
-    lo, hi = check_value_range(value_range)
+    lo, hi = (float(v) for v in value_range)
     if hi != 0.0:
         raise ValueError(
             f"value_range for scoring={scoring!r} must be (-L, 0): a negated loss is at most 0; "
@@ -281,7 +282,8 @@ class RecordObjective:
         self.y_train: Any = y_train
         self.X_val: Any = X_val
         self.y_val: Any = y_val
-        self.metric: RecordMetric = record_metric(scoring, None, value_range)
+        checked = None if value_range is None else check_value_range(value_range)
+        self.metric: RecordMetric = record_metric(scoring, None, checked)
         self.n_val: int = int(n_val)
         self.unit: PrivacyUnit = PrivacyUnit.record(self.n_val)
         self.estimator_epsilon = estimator_epsilon

@@ -9,14 +9,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sklearn.base import is_classifier
 
-from .privacy.errors import PrivacyError, check_value_range
+from .privacy.errors import PrivacyError
 from .privacy.withhold import clean
 
-__all__ = ["ScoringPlan", "check_space_params", "known_score_range"]
+__all__ = ["ScoringPlan", "check_space_params", "known_score_range", "reports_per_candidate"]
 
 #: Scorers (by name) whose value lies in [0, 1].
 _UNIT_SCORERS = frozenset(
@@ -104,9 +105,10 @@ class ScoringPlan:
     ----------
     scoring, refit, estimator
         The search's.
-    value_range : tuple, dict or None
-        The search's ``value_range``: ``(lo, hi)`` for the optimized metric, or
-        ``{metric: (lo, hi)}``.
+    ranges : mapping
+        The search's ``value_range`` as its privacy plan checked it
+        (:attr:`privtune.plan.PrivacyPlan.ranges`): ``{metric: (lo, hi)}``, the key ``None``
+        for the optimized metric.
     fixed_range : tuple of float, optional
         The optimized metric's range when privtune computes the metric itself (the record
         unit); ``value_range`` then has been read already.
@@ -124,13 +126,13 @@ class ScoringPlan:
         scoring: Any,
         refit: Any,
         estimator: Any,
-        value_range: Any,
+        ranges: Mapping[str | None, tuple[float, float]],
         *,
         fixed_range: tuple[float, float] | None = None,
     ) -> None:
         self.scoring, self.refit, self.estimator = scoring, refit, estimator
         self.ranges: dict[str | None, tuple[float, float]] = (
-            {None: fixed_range} if fixed_range is not None else _declared_ranges(value_range)
+            {None: fixed_range} if fixed_range is not None else dict(ranges)
         )
         self.metric: str | None = None
         self.reported: list[str] = []
@@ -172,8 +174,7 @@ class ScoringPlan:
     def n_reported_planned(self) -> int:
         """Reports per candidate: the optimized metric and every other one named in
         ``value_range`` (known before any fit, for a total budget)."""
-        metric = self.refit if isinstance(self.refit, str) else "score"
-        return 1 + len({k for k in self.ranges if k is not None and k != metric})
+        return reports_per_candidate(self.refit, self.ranges)
 
     def setup(
         self, metrics: list[str], *, private: bool, single: bool = False, planned: int | None = None
@@ -236,15 +237,8 @@ class ScoringPlan:
             )
 
 
-def _declared_ranges(value_range: Any) -> dict[str | None, tuple[float, float]]:
-    """``value_range`` as ``{metric: (lo, hi)}``; ``None`` stands for the optimized one."""
-    if value_range is None:
-        return {}
-    if isinstance(value_range, dict):
-        out: dict[str | None, tuple[float, float]] = {}
-        for name, r in value_range.items():
-            if not isinstance(name, str):
-                raise ValueError(f"value_range keys must be metric names (str), got {name!r}.")
-            out[name] = check_value_range(r, "value_range[" + repr(name) + "]")
-        return out
-    return {None: check_value_range(value_range)}
+def reports_per_candidate(refit: Any, ranges: Mapping[str | None, Any]) -> int:
+    """The reports a private search releases per candidate: the optimized metric (``refit``'s,
+    or the one score) and every other one named in ``ranges``."""
+    metric = refit if isinstance(refit, str) else "score"
+    return 1 + len({k for k in ranges if k is not None and k != metric})

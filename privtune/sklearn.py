@@ -43,10 +43,10 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ._display import estimate_text
 from ._sklearn_compat import evaluate, progress_bar, splitter_before_search
 from .batch import BatchOptimization, default_point
-from .privacy import BudgetMeter, PrivacyBudget, PrivacyError, PrivacyLedger
-from .privacy.budget import points, resolution_advice
-from .privacy.composition import SHAPES, laplace_composed_epsilon, per_report_epsilon
-from .privacy.curator import LaplaceCurator
+from .plan import PrivacyPlan
+from .privacy import PrivacyError, PrivacyLedger
+from .privacy.budget import points, released_scores_resolution, resolution_advice
+from .privacy.composition import SHAPES
 from .privacy.errors import check_budget_pair
 from .privacy.noise import check_seedable
 from .privacy.oneshot import (
@@ -55,18 +55,17 @@ from .privacy.oneshot import (
     OneShotPlan,
     choice_shortfall,
     one_shot_choice,
-    pick_shortfall,
 )
 from .privacy.oneshot import MECHANISMS as ONE_SHOT
-from .privacy.release import CandidateReleases, ScoreRelease
+from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
-from .privacy.units import UNITS, PrivacyUnit, with_end_to_end
+from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, release
 from .records import RecordMetric, check_public_bounds, holdout_split, record_metric
 from .registry import REGISTRY
-from .scores import ScoringPlan, check_space_params, known_score_range
+from .scores import ScoringPlan, check_space_params, known_score_range, reports_per_candidate
 from .space import Space, as_space
-from .tuning import TuningEngine, model_epsilon, warn_repeated_plays
+from .tuning import TuningEngine, warn_repeated_plays
 
 __all__ = ["PrivateBOSearchCV", "PrivateSelectionSearchCV", "known_score_range"]
 
@@ -79,13 +78,11 @@ class _Fit:
     """The state of one ``fit``, dropped when it ends (it holds raw-score machinery)."""
 
     verbose: int
-    unit: PrivacyUnit
-    plan: ScoringPlan
+    privacy: PrivacyPlan  # the privacy settings, checked (bound to n_val under the record unit)
+    scores: ScoringPlan
     space: Space
-    noise_seed: int | None
     record: list | None = None  # the record unit's one split, as ``cv``
     metric: RecordMetric | None = None  # the record unit's metric, as ``scoring``
-    budget: PrivacyBudget | None = None
     selection: SelectionPlan | OneShotPlan | None = None
     engine: TuningEngine | None = None
     default_params: dict | None = None
@@ -103,6 +100,13 @@ class _Fit:
     offered: list = field(default_factory=list)
     sampler: str | None = None
 
+    @property
+    def unit(self) -> PrivacyUnit:
+        """The privacy unit (the record unit is bound to the hold-out split before any score)."""
+        unit = self.privacy.unit
+        assert unit is not None
+        return unit
+
 
 class _PrivateSearchCV(BaseSearchCV):
     """What privtune's searches share: the privacy of one ``fit`` (the unit, the plan of the
@@ -115,20 +119,23 @@ class _PrivateSearchCV(BaseSearchCV):
         **BaseSearchCV._parameter_constraints,
         "estimator": [HasMethods(["fit"])],
         "space": [Mapping, list],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "privacy_budget": [tuple, list, None],
-        "value_range": [tuple, list, dict, None],
+        # the privacy settings: checked once, by the fit's privacy plan (PrivacyPlan.check)
+        "epsilon": "no_validation",
+        "privacy_budget": "no_validation",
+        "value_range": "no_validation",
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "noise_random_state": ["random_state"],
         "evaluate_default": ["boolean"],
-        "privacy_unit": [StrOptions(set(UNITS))],
+        "privacy_unit": "no_validation",
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "estimator_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), tuple, None],
     }
 
-    _algorithm = "random"  # the engine of a search without an algorithm parameter
+    _algorithm = "random"  # the algorithm's name (a search with an algorithm parameter: its)
+    _spreads_budget = False  # privacy_budget is spread over one report per released score
+    _optimizer_kwargs = None  # overrides read for the qff algorithms' privacy_beta
 
     def fit(self, X, y=None, **params):
         """Run the search, then the refit.
@@ -173,7 +180,7 @@ class _PrivateSearchCV(BaseSearchCV):
             # (every fold's score) may hold raw scores: raise a bare exception, outside this
             # block so that it has neither context nor those frames. privtune's own errors
             # keep their message.
-            withheld = release(exc, "epsilon" if self.privacy_budget is None else "privacy_budget")
+            withheld = release(exc, self._fit.privacy.setting)
         else:
             if self._private:
                 self.privacy_report_ = self._end_to_end(self._report())
@@ -227,21 +234,21 @@ class _PrivateSearchCV(BaseSearchCV):
 
     # -- the start of a fit -------------------------------------------------------------------
     def _start(self, X, y, params) -> None:
-        """Validate what the parameter constraints cannot, and set up the state of one fit."""
+        """Check what the parameter constraints do not, and set up the state of one fit."""
         _drop_fitted(self)
         check_seedable("noise_random_state", self.noise_random_state)
         space = as_space(self.space)
         check_space_params(self.estimator, space.names)
+        privacy = self._check_privacy()
         f = _Fit(
             verbose=self.verbose,
-            unit=PrivacyUnit.score(),
-            plan=ScoringPlan(self.scoring, self.refit, self.estimator, self.value_range),
+            privacy=privacy,
+            scores=ScoringPlan(self.scoring, self.refit, self.estimator, privacy.ranges),
             space=space,
-            noise_seed=_int_seed(self.noise_random_state),
         )
         self._fit = f
         if self.estimator_epsilon is not None:
-            if not (self._private and self.privacy_unit == "record"):
+            if not (privacy.private and privacy.unit_kind == "record"):
                 raise ValueError(
                     "estimator_epsilon (the estimator's own guarantee per fit) applies under "
                     "privacy_unit='record' with epsilon or privacy_budget: it extends the "
@@ -249,19 +256,8 @@ class _PrivateSearchCV(BaseSearchCV):
                 )
             self._fit_guarantee()  # checked before any fit
             check_public_bounds(self.estimator, space.names)
-        if self._private and self.privacy_unit == "record":
-            spec = REGISTRY.get(getattr(self, "algorithm", self._algorithm))
-            if spec is not None and spec.curator != "laplace":
-                raise ValueError(
-                    "privacy_unit='record' releases through the Laplace curator, not the "
-                    f"mechanism of algorithm={self.algorithm!r}."
-                )
-            if isinstance(self.value_range, dict):
-                raise ValueError(
-                    "Under privacy_unit='record', value_range is the range (lo, hi) of each "
-                    "validation record's value of the one optimized metric, not a dict."
-                )
-            f.metric = record_metric(self.scoring, self.estimator, self.value_range)
+        if privacy.unit_kind == "record":
+            f.metric = record_metric(self.scoring, self.estimator, privacy.value_range)
             f.record = holdout_split(
                 self.estimator,
                 self.cv,
@@ -273,48 +269,57 @@ class _PrivateSearchCV(BaseSearchCV):
                 # end to end, which record is a validation one must not depend on the data
                 stratify=self.estimator_epsilon is None,
             )
-            f.unit = PrivacyUnit.record(len(f.record[0][1]))
-            f.plan = ScoringPlan(
-                self.scoring, self.refit, self.estimator, None, fixed_range=f.metric.value_range
+            f.privacy = privacy.bound(len(f.record[0][1]))
+            f.scores = ScoringPlan(
+                self.scoring, self.refit, self.estimator, {}, fixed_range=f.metric.value_range
             )
         self.epsilon_: float | None = self._plan_privacy()
-        f.engine = TuningEngine(
-            getattr(self, "algorithm", self._algorithm),
-            epsilon=model_epsilon(self.epsilon_, f.unit),
-            optimizer_kwargs=getattr(self, "optimizer_kwargs", None),
-            n_startup=getattr(self, "n_initial_points", 0),
-            budget=self.n_iter,
-            heavy_tailed=getattr(self, "heavy_tailed", False),
-        )
+        f.engine = self._engine()
         self.algorithm_ = f.engine.algorithm
         warn_repeated_plays(self.algorithm_, self.epsilon_, stacklevel=5)
-        if f.budget is not None and f.engine.spec.curator != "laplace":
-            raise ValueError(
-                f"privacy_budget is available for the algorithms whose scores go through the "
-                f"Laplace curator, not for algorithm={self.algorithm_!r}, whose Gaussian noise "
-                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
-            )
-        if self._private and not f.engine.spec.publishable:
-            raise ValueError(
-                "algorithm='qff-jdp' is not available in PrivateBOSearchCV: under joint DP the "
-                "raw scores stay with a trusted privatizer, but a search publishes each "
-                "candidate's score in cv_results_ and best_score_. Use algorithm='qff-ldp' "
-                "(each score released with Gaussian noise, Dubey's local joint DP), or "
-                "PrivateGPUCBSampler('qff-jdp', ...) with an Optuna storage you trust."
-            )
-        if self._private and self.return_train_score:
+        if privacy.private and self.return_train_score:
             raise ValueError(
                 "return_train_score=True is not available with epsilon: train scores would be "
                 "reported raw. Set return_train_score=False."
             )
-        if self._private:
+        if privacy.private:
             self._refuse_callbacks()
         if self.evaluate_default:
             own = self.estimator.get_params(deep=True)
             f.default_params = {name: own[name] for name in space.names}
-        metrics = f.plan.expected_metrics()
+        metrics = f.scores.expected_metrics()
         if metrics is not None:  # known before any fit: fail before spending compute
             self._setup_metrics(metrics)
+
+    def _check_privacy(self) -> PrivacyPlan:
+        """The one check of ``epsilon``, ``privacy_budget``, ``value_range`` and
+        ``privacy_unit`` (:meth:`privtune.plan.PrivacyPlan.check`); a total budget is spread
+        over every planned report (each candidate's optimized metric and those named in
+        ``value_range``) when the search releases scores."""
+        return PrivacyPlan.check(
+            self._algorithm,
+            epsilon=self.epsilon,
+            privacy_budget=self.privacy_budget,
+            value_range=self.value_range,
+            privacy_unit=self.privacy_unit,
+            n_reports=lambda ranges: self.n_iter * reports_per_candidate(self.refit, ranges),
+            spread=self._spreads_budget,
+            noise_seed=_int_seed(self.noise_random_state),
+            optimizer_kwargs=self._optimizer_kwargs,
+            by_metric=True,
+            publishes=True,
+            unit_without_privacy=True,
+            n_name="n_iter",
+            what="the search",
+        )
+
+    def _engine(self) -> TuningEngine:
+        """The fit's tuning engine: random proposals (a subclass with an algorithm builds its
+        own), for the noise the plan releases."""
+        f = self._fit
+        return TuningEngine(
+            f.privacy.algorithm, epsilon=f.privacy.model_epsilon, n_startup=0, budget=self.n_iter
+        )
 
     def _plan_privacy(self) -> float | None:
         """Set the fit's budget or selection plan; return each report's epsilon."""
@@ -348,31 +353,29 @@ class _PrivateSearchCV(BaseSearchCV):
         """On the first results (or before, when known): the optimized metric, the released
         ones, and one release path per released metric, all in the fit's ledger."""
         f = self._fit
-        planned = None if f.budget is None else f.budget.n_reports // int(self.n_iter)
-        f.plan.setup(
+        budget = f.privacy.budget
+        planned = None if budget is None else budget.n_reports // int(self.n_iter)
+        f.scores.setup(
             metrics, private=self._private, single=f.selection is not None, planned=planned
         )
-        assert f.engine is not None and f.plan.metric is not None
-        f.engine.value_range = f.plan.range_of(f.plan.metric, True)  # fixes the reward scale
+        assert f.engine is not None and f.scores.metric is not None
+        f.engine.value_range = f.scores.range_of(f.scores.metric, True)  # fixes the reward scale
         if not self._private or f.selection is not None:
             return
-        meter = None if f.budget is None else BudgetMeter(f.budget)  # one count, every metric
+        meter = f.privacy.meter()  # one count, every metric
         releases = {}
-        for m in f.plan.reported:
-            curator = f.engine.curator(
-                f.plan.range_of(m, m == f.plan.metric),
-                ledger=f.ledger,
-                epsilon=self.epsilon_,
-                unit=f.unit,
+        for m in f.scores.reported:
+            release = f.privacy.release(
+                f.scores.range_of(m, m == f.scores.metric), ledger=f.ledger, meter=meter
             )
-            assert curator is not None
-            releases[m] = ScoreRelease(curator, noise_seed=f.noise_seed, meter=meter)
+            assert release is not None
+            releases[m] = release
         f.releases = CandidateReleases(releases)
 
     # -- results -------------------------------------------------------------------------------
     def _format_results(self, candidate_params, n_splits, out, more_results=None):
         f = self._fit
-        first = f.plan.metric is None  # a callable scoring: its metrics are known now
+        first = f.scores.metric is None  # a callable scoring: its metrics are known now
         if not self._private:
             results = super()._format_results(candidate_params, n_splits, out, more_results)
             if first:
@@ -861,7 +864,7 @@ default="auto"
                 and self.algorithm != "random"
                 and (self.estimator_epsilon is None or self.algorithm != "auto")
             ):
-                return self._propose_and_choose(X, y, **params)
+                return choose_among_proposals(self, X, y, params)
             return self._select(X, y, **params)
         return super().fit(X, y, **params)
 
@@ -871,69 +874,6 @@ default="auto"
         if self.release != "auto":
             return self.release
         return "best" if self._private and self.privacy_unit == "record" else "scores"
-
-    def _propose_and_choose(self, X, y, **params):
-        """``release="best"`` under the record unit: Bayesian optimization with exact scores on
-        the training records proposes the candidates (the unit does not protect those
-        records), and those that trail the untuned estimator there are dropped; then one
-        private choice among the untuned estimator and the rest, on the validation records
-        (:class:`PrivateSelectionSearchCV`), spends the whole budget."""
-        self._validate_params()
-        if not self._private:
-            raise ValueError(
-                "release='best' publishes a private choice: pass epsilon or "
-                "privacy_budget=(epsilon, delta)."
-            )
-        if self.estimator_epsilon is not None:
-            raise ValueError(
-                "With estimator_epsilon every record is protected, the training records too, so "
-                f"algorithm={self.algorithm!r} cannot propose the candidates from them: pass "
-                "algorithm='auto' or 'random' (candidates drawn before any record is read)."
-            )
-        if set(params) - {"groups"}:
-            raise ValueError(
-                f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
-                "release='best' and proposed candidates; only groups is."
-            )
-        metric = record_metric(self.scoring, self.estimator, self.value_range)
-        groups = params.get("groups")
-        split = holdout_split(
-            self.estimator,
-            self.cv,
-            self.validation_fraction,
-            _int_seed(self.random_state),
-            X,
-            y,
-            groups,
-        )
-        train = split[0][0]
-        proposed, scores = propose_candidates(self, metric.name, X, y, groups, train)
-        # a proposal that trails the untuned estimator on the training records rarely beats
-        # it on the validation records, and each one kept is a chance for the noise to pick it
-        candidates = [
-            c for c, score in zip(proposed, scores[1:], strict=True) if score >= scores[0]
-        ]
-        if not math.isfinite(scores[0]):  # the untuned estimator was not evaluated, or failed
-            candidates = proposed
-        if self.verbose > 0:
-            print(
-                f"[{type(self).__name__}] {len(proposed)} candidates proposed by Bayesian "
-                f"optimization on the {len(train)} training records (3-fold cross-validation; "
-                f"the record unit does not protect them), {len(candidates)} of them scoring at "
-                "least the untuned estimator there",
-                flush=True,
-            )
-        self._delegate(
-            X, y, params, cv=split, candidates=candidates, n_iter=max(len(candidates), 1)
-        )
-        if hasattr(self, "privacy_report_"):
-            self.privacy_report_["candidates"] = (
-                f"proposed by Bayesian optimization on the {len(train)} training records, "
-                "which the record unit does not protect; kept where their cross-validated "
-                f"score there is at least the untuned estimator's ({len(candidates)} of "
-                f"{len(proposed)})"
-            )
-        return self
 
     def _select(self, X, y, **params):
         """``release="best"``: private selection's search, its fitted attributes copied."""
@@ -961,25 +901,43 @@ default="auto"
             )
         return self
 
+    @property
+    def _spreads_budget(self) -> bool:  # type: ignore[override]
+        return self._release == "scores"
+
+    @property
+    def _algorithm(self) -> str:  # type: ignore[override]
+        return self.algorithm
+
+    @property
+    def _optimizer_kwargs(self) -> dict | None:  # type: ignore[override]
+        return self.optimizer_kwargs
+
     def _plan_privacy(self) -> float | None:
+        return self._fit.privacy.epsilon
+
+    def _engine(self) -> TuningEngine:
         f = self._fit
-        n_reports = int(self.n_iter) * f.plan.n_reported_planned()
-        f.budget = PrivacyBudget.from_args(
-            self.privacy_budget, self.epsilon, n_reports, n_name="n_iter", what="the search"
+        return TuningEngine(
+            f.privacy.algorithm,
+            epsilon=f.privacy.model_epsilon,
+            optimizer_kwargs=self.optimizer_kwargs,
+            n_startup=self.n_initial_points,
+            budget=self.n_iter,
+            heavy_tailed=self.heavy_tailed,
         )
-        return self.epsilon if f.budget is None else f.budget.epsilon_per_report
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
         f = self._fit
-        if self._private and f.engine.spec.curator == "laplace" and f.plan.metric is not None:
+        if self._private and f.engine.spec.curator == "laplace" and f.scores.metric is not None:
             self._say_resolution()
         q = self._batch_size()
         f.bo = bo = BatchOptimization.start(
             f.engine,
             f.space,
             seed=_int_seed(self.random_state),
-            noise_seed=f.noise_seed,
+            noise_seed=f.privacy.noise_seed,
             default_params=f.default_params,
         )
         outside = f.default_params is not None and bo.default_u is None
@@ -1019,21 +977,21 @@ default="auto"
                 self._warn_untuned_failed()
             return
         self._warn_nonfinite()
-        f.bo.record(U, batch[f"mean_test_{f.plan.metric}"], n_extra)
+        f.bo.record(U, batch[f"mean_test_{f.scores.metric}"], n_extra)
 
     def _finish_search(self, results: dict) -> None:
         """After the last round: warn if the untuned estimator (an arm outside the cube) has no
         score; with privacy, add the posterior means of the released scores and the pick."""
         f = self._fit
         assert f.bo is not None
-        scores = results[f"mean_test_{f.plan.metric}"]
+        scores = results[f"mean_test_{f.scores.metric}"]
         if f.bo.outside is not None and not np.isfinite(scores[f.bo.outside]):
             self._warn_untuned_failed()
         if self._private and f.bo.has_finite(scores):
             posterior, f.recommended = f.bo.recommend(scores, self._noise_variance())
             # reported within the score's range: a model's mean under heavy noise can leave it
-            results[f"posterior_mean_test_{f.plan.metric}"] = np.clip(
-                posterior, *f.plan.optimized_range
+            results[f"posterior_mean_test_{f.scores.metric}"] = np.clip(
+                posterior, *f.scores.optimized_range
             )
 
     def _say_resolution(self) -> None:
@@ -1041,45 +999,24 @@ default="auto"
         (the pick taken as the best released score, :func:`~privtune.privacy.plan_budget`'s
         shortfall rule), and (with ``verbose``) say what they resolve."""
         f = self._fit
-        declared = f.plan.optimized_range
-        sensitivity, width = f.unit.sensitivity(declared), declared[1] - declared[0]
-        n, reports = int(self.n_iter), int(self.n_iter) * f.plan.n_reported_planned()
+        declared = f.scores.optimized_range
+        width, n = declared[1] - declared[0], int(self.n_iter)
         assert self.epsilon_ is not None
-        e0 = float(self.epsilon_)
-
-        def shortfall(e0: float, k: int) -> float:
-            return pick_shortfall(k, noise="laplace", scale=sensitivity / e0, max_lead=width)
-
-        if f.budget is None:
-            epsilon, name, epsilon_for, share = e0, "epsilon", None, None
-        else:
-            budget = f.budget
-            epsilon, name = budget.epsilon, "privacy_budget's epsilon"
-
-            def epsilon_for(factor: float) -> float:
-                return laplace_composed_epsilon(factor * e0, reports, budget.delta)
-
-            def share(k: int) -> float:  # each report's epsilon with k candidates
-                return per_report_epsilon(budget.epsilon, budget.delta, reports * k // n)
-
-        d = shortfall(e0, n)
+        d, advice = released_scores_resolution(
+            sensitivity=f.unit.sensitivity(declared),
+            width=width,
+            n_candidates=n,
+            n_reports=n * f.scores.n_reported_planned(),
+            epsilon=float(self.epsilon_),
+            budget=f.privacy.budget,
+            n_val=f.unit.n_val,
+        )
         if f.verbose > 0:
             print(
-                f"[{type(self).__name__}] {n} released scores at epsilon={e0:.3g} "
+                f"[{type(self).__name__}] {n} released scores at epsilon={self.epsilon_:.3g} "
                 f"each resolve {points(d / width)} points (hundredths of the score's range)",
                 flush=True,
             )
-        advice = resolution_advice(
-            d,
-            n_val=f.unit.n_val,
-            epsilon=epsilon,
-            n_candidates=n,
-            width=width,
-            what="the best of the released scores",
-            shortfall_with=lambda k: shortfall(e0 if share is None else share(k), k),
-            epsilon_for=epsilon_for,
-            epsilon_name=name,
-        )
         if advice is not None:
             if f.unit.n_val is not None:
                 advice += (
@@ -1120,8 +1057,8 @@ default="auto"
     def _noise_variance(self) -> float:
         """The variance of a released score's noise (score units)."""
         f = self._fit
-        assert f.releases is not None and f.plan.metric is not None
-        return f.releases.releases[f.plan.metric].curator.noise_variance
+        assert f.releases is not None and f.scores.metric is not None
+        return f.releases.releases[f.scores.metric].curator.noise_variance
 
     def _warn_nonfinite(self) -> None:
         f = self._fit
@@ -1167,14 +1104,14 @@ default="auto"
         the maximum of noisy values)."""
         f = self._fit
         assert f.bo is not None
-        metric = f.plan.metric
+        metric = f.scores.metric
         value, bounds = f.bo.best, None
         if self._private and results is not None:
             scores = results[f"mean_test_{metric}"]
             if f.bo.has_finite(scores):
                 posterior, pick = f.bo.recommend(scores, self._noise_variance())
                 # clipped to the range, and said so: never shown as if measured
-                value, bounds = float(posterior[pick]), f.plan.optimized_range
+                value, bounds = float(posterior[pick]), f.scores.optimized_range
         shown = estimate_text(value, bounds)
         if not self._private:
             what = f"best mean_test_{metric} so far: {shown}"
@@ -1194,7 +1131,7 @@ default="auto"
             raise clean(
                 ValueError(
                     f"Every one of the {len(results['params'])} candidates has a non-finite "
-                    f"mean test score ({f.plan.metric}): there is nothing to select. Check the "
+                    f"mean test score ({f.scores.metric}): there is nothing to select. Check the "
                     "scorer and error_score (failed fits score error_score)."
                 )
             )
@@ -1203,7 +1140,7 @@ default="auto"
     def _fitted(self) -> None:
         # best_score_ is the pick's posterior mean, not a released (noisy) value
         if not callable(self.refit) and hasattr(self, "best_index_"):
-            posterior = self.cv_results_[f"posterior_mean_test_{self._fit.plan.metric}"]
+            posterior = self.cv_results_[f"posterior_mean_test_{self._fit.scores.metric}"]
             self.best_score_ = float(posterior[self.best_index_])
 
     # -- privatized results ------------------------------------------------------------------
@@ -1219,7 +1156,7 @@ default="auto"
             k: v for k, v in raw.items() if k in _TIMES or k.startswith("param_") or k == "params"
         }
         released = f.releases.update(
-            {m: raw[f"mean_test_{m}"] for m in f.plan.reported}, n_candidates
+            {m: raw[f"mean_test_{m}"] for m in f.scores.reported}, n_candidates
         )
         for m, values in released.items():
             results[f"mean_test_{m}"] = values
@@ -1227,18 +1164,14 @@ default="auto"
             results[f"epsilon_test_{m}"] = np.where(
                 np.isfinite(values), float(self.epsilon_ or 0.0), 0.0
             )
-        optimized = released[f.plan.reported[0]]  # the optimized metric
+        optimized = released[f.scores.reported[0]]  # the optimized metric
         f.n_nonfinite = (int(np.sum(~np.isfinite(optimized))), n_candidates)  # warned per round
         return results
 
     def _report(self) -> dict[str, Any]:
         f = self._fit
-        delta = 1e-6 if f.budget is None else f.budget.delta
-        assert f.engine is not None
-        out = f.engine.privacy_report(f.ledger, delta, f.unit)
-        out["metrics"] = list(f.plan.reported)
-        if f.budget is not None:
-            out.update(f.budget.report(f.ledger.n_reports))
+        out = f.privacy.report(f.ledger)
+        out["metrics"] = list(f.scores.reported)
         return out
 
 
@@ -1479,8 +1412,8 @@ default="permute-and-flip"
             fixed = self._fixed_candidates()
             f.selection = OneShotPlan.from_args(
                 self.mechanism,
-                self.epsilon,
-                self.privacy_budget,
+                f.privacy.epsilon,
+                f.privacy.privacy_budget,
                 self.score_share,
                 self.n_iter if fixed is None else len(fixed),
                 baseline=bool(self.evaluate_default),
@@ -1500,8 +1433,8 @@ default="permute-and-flip"
         f.selection = SelectionPlan.from_args(
             self.n_iter,
             self.n_iter_distribution,
-            self.epsilon,
-            self.privacy_budget,
+            f.privacy.epsilon,
+            f.privacy.privacy_budget,
             baseline=bool(self.evaluate_default),
         )
         return f.selection.epsilon_per_candidate
@@ -1511,6 +1444,39 @@ default="permute-and-flip"
         in rounds; then the private choice (:meth:`_choose`) and its one published row."""
         f = self._fit
         declared = self._declared_range()
+        candidates = self._draw_candidates(declared)
+        q, n = self._batch_size(), len(candidates)
+        n_rounds = math.ceil(n / q)
+        sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
+        # the untuned estimator, when its values lie outside the space, may fail alone
+        outside = f.default_params is not None and default_point(f.space, f.default_params) is None
+        failed = 0
+        for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
+            batch = candidates[r * q : (r + 1) * q]
+            if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
+                failed += len(batch) * self.n_splits_
+                if f.last_results is None and (r + 1) * q > int(outside):
+                    # every fit failed, a candidate of the space among them: stop, as the
+                    # Bayesian search does (withheld by fit with privacy)
+                    raise self._all_fits_failed(failed)
+                # no row in scikit-learn's results: a failed candidate counts as the worst end
+                # of the range, like any failed fit
+                f.offered += [(params, None, math.nan) for params in batch]
+            if f.verbose > 0:
+                print(
+                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
+                    f"{min((r + 1) * q, n)}/{n} candidates (release='best': no score is shown "
+                    "before the pick)",
+                    flush=True,
+                )
+        if f.last_results is None:  # only the untuned estimator, outside the space, failed
+            raise self._all_fits_failed(failed)
+        self._publish_pick(f.last_results, *self._choose(declared))
+
+    def _draw_candidates(self, declared: tuple[float, float]) -> list[dict]:
+        """The untuned estimator and the candidates, fixed or drawn with ``random_state``
+        before any score (their number too, for repeat-and-select: ``n_candidates_``)."""
+        f = self._fit
         rng = np.random.default_rng(_int_seed(self.random_state))
         fixed = self._fixed_candidates()
         if isinstance(f.selection, OneShotPlan):
@@ -1529,36 +1495,8 @@ default="permute-and-flip"
         self.n_candidates_ = k
         candidates = [] if f.default_params is None else [f.default_params]
         if fixed is not None:
-            candidates += fixed
-        else:
-            candidates += [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
-        q = self._batch_size()
-        n_rounds = math.ceil(len(candidates) / q)
-        sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
-        # the untuned estimator, when its values lie outside the space, may fail alone
-        outside = f.default_params is not None and default_point(f.space, f.default_params) is None
-        n_outside, failed = int(outside), 0
-        for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
-            batch = candidates[r * q : (r + 1) * q]
-            if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
-                failed += len(batch) * self.n_splits_
-                if f.last_results is None and (r + 1) * q > n_outside:
-                    # every fit failed, a candidate of the space among them: stop, as the
-                    # Bayesian search does (withheld by fit with privacy)
-                    raise self._all_fits_failed(failed)
-                # no row in scikit-learn's results: a failed candidate counts as the worst end
-                # of the range, like any failed fit
-                f.offered += [(params, None, math.nan) for params in batch]
-            if f.verbose > 0:
-                print(
-                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
-                    f"{min((r + 1) * q, len(candidates))}/{len(candidates)} candidates "
-                    "(release='best': no score is shown before the pick)",
-                    flush=True,
-                )
-        if f.last_results is None:  # only the untuned estimator, outside the space, failed
-            raise self._all_fits_failed(failed)
-        self._publish_pick(f.last_results, *self._choose(declared))
+            return candidates + fixed
+        return candidates + [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
 
     def _fixed_candidates(self) -> list[dict] | None:
         """``candidates``, checked: dicts of the estimator's parameters (none at all only
@@ -1581,7 +1519,7 @@ default="permute-and-flip"
     def _declared_range(self) -> tuple[float, float]:
         """The optimized score's range, which the mechanisms' sensitivity is computed from."""
         f = self._fit
-        declared = f.plan.range_of(f.plan.metric or "score", True)
+        declared = f.scores.range_of(f.scores.metric or "score", True)
         if declared is None:
             raise ValueError(
                 f"value_range is required with release='best' for scoring={self.scoring!r}: "
@@ -1628,7 +1566,7 @@ default="permute-and-flip"
         n_rows = sum(row is not None for _, row, _ in f.offered)
         for i in range(n_rows, n_candidates):
             row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
-            score = float(raw[f"mean_test_{f.plan.metric}"][i])
+            score = float(raw[f"mean_test_{f.scores.metric}"][i])
             f.offered.append((raw["params"][i], row, score))
         return {"params": list(raw["params"])}
 
@@ -1646,24 +1584,20 @@ default="permute-and-flip"
                 epsilon=f.selection.epsilon_choice,
                 sensitivity=sensitivity,
                 mechanism=f.selection.mechanism,
-                noise_seed=f.noise_seed,
+                noise_seed=f.privacy.noise_seed,
                 head_start=f.selection.shifts(sensitivity),
             )
             f.sampler = choice.sampler
             published = math.nan
             if f.selection.epsilon_score > 0.0:
-                curator = LaplaceCurator(f.selection.epsilon_score, declared, unit=f.unit)
-                release = ScoreRelease(curator, noise_seed=f.noise_seed)
+                release = f.privacy.release(declared, epsilon=f.selection.epsilon_score)
+                assert release is not None
                 published, _ = release(raw[choice.index], owner="selection-score", number=0)
             return choice.index, published
         assert isinstance(f.selection, SelectionPlan)
-        selector = Selector(
-            f.selection.epsilon_per_candidate,
-            declared,
-            noise_seed=f.noise_seed,
-            unit=f.unit,
-            competitors=f.selection.distribution.mean,
-        )
+        release = f.privacy.release(declared, epsilon=f.selection.epsilon_per_candidate)
+        assert release is not None
+        selector = Selector(release, competitors=f.selection.distribution.mean)
         baseline = f.default_params is not None
         for i, y in enumerate(raw):
             (selector.offer_baseline if baseline and i == 0 else selector.offer)(y)
@@ -1685,7 +1619,7 @@ default="permute-and-flip"
             )
         for k in _TIMES:
             results[k] = np.array([row[k] if row is not None else math.nan])
-        m = f.plan.metric
+        m = f.scores.metric
         results[f"mean_test_{m}"] = np.array([published])
         results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
         results[f"epsilon_test_{m}"] = np.array([f.selection.epsilon])
@@ -1703,9 +1637,71 @@ default="permute-and-flip"
             assert f.selection is not None
             out = f.selection.report(f.unit, getattr(self, "n_candidates_", None))
             out["mechanism"] = "repeat-and-select"
-        if self.privacy_budget is not None:
-            out["budget_epsilon"], out["budget_delta"] = self.privacy_budget
+        if f.privacy.privacy_budget is not None:
+            out["budget_epsilon"], out["budget_delta"] = f.privacy.privacy_budget
         return out
+
+
+def choose_among_proposals(
+    search: PrivateBOSearchCV, X: Any, y: Any, params: dict
+) -> PrivateBOSearchCV:
+    """``release="best"`` under the record unit: Bayesian optimization with exact scores on
+    the training records proposes the candidates (the unit does not protect those
+    records), and those that trail the untuned estimator there are dropped; then one
+    private choice among the untuned estimator and the rest, on the validation records
+    (:class:`PrivateSelectionSearchCV`), spends the whole budget."""
+    search._validate_params()
+    if not search._private:
+        raise ValueError(
+            "release='best' publishes a private choice: pass epsilon or "
+            "privacy_budget=(epsilon, delta)."
+        )
+    if search.estimator_epsilon is not None:
+        raise ValueError(
+            "With estimator_epsilon every record is protected, the training records too, so "
+            f"algorithm={search.algorithm!r} cannot propose the candidates from them: pass "
+            "algorithm='auto' or 'random' (candidates drawn before any record is read)."
+        )
+    if set(params) - {"groups"}:
+        raise ValueError(
+            f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
+            "release='best' and proposed candidates; only groups is."
+        )
+    metric = record_metric(search.scoring, search.estimator, search._check_privacy().value_range)
+    groups = params.get("groups")
+    split = holdout_split(
+        search.estimator,
+        search.cv,
+        search.validation_fraction,
+        _int_seed(search.random_state),
+        X,
+        y,
+        groups,
+    )
+    train = split[0][0]
+    proposed, scores = propose_candidates(search, metric.name, X, y, groups, train)
+    # a proposal that trails the untuned estimator on the training records rarely beats
+    # it on the validation records, and each one kept is a chance for the noise to pick it
+    candidates = [c for c, score in zip(proposed, scores[1:], strict=True) if score >= scores[0]]
+    if not math.isfinite(scores[0]):  # the untuned estimator was not evaluated, or failed
+        candidates = proposed
+    if search.verbose > 0:
+        print(
+            f"[{type(search).__name__}] {len(proposed)} candidates proposed by Bayesian "
+            f"optimization on the {len(train)} training records (3-fold cross-validation; "
+            f"the record unit does not protect them), {len(candidates)} of them scoring at "
+            "least the untuned estimator there",
+            flush=True,
+        )
+    search._delegate(X, y, params, cv=split, candidates=candidates, n_iter=max(len(candidates), 1))
+    if hasattr(search, "privacy_report_"):
+        search.privacy_report_["candidates"] = (
+            f"proposed by Bayesian optimization on the {len(train)} training records, "
+            "which the record unit does not protect; kept where their cross-validated "
+            f"score there is at least the untuned estimator's ({len(candidates)} of "
+            f"{len(proposed)})"
+        )
+    return search
 
 
 def propose_candidates(

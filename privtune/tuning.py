@@ -5,8 +5,9 @@ share, once, below all three.
   privacy parameter and declared range. It builds the optimizer with the algorithm's tuning
   defaults (:func:`make_optimizer`), owns the reward scale (:class:`RewardScale`) and the
   failure penalty derived from it, the replay cache (:class:`Replay`, one per stream of
-  history), the ask policy (uniform start-up, proposals reseeded per key), the curator of each
-  score, the recommendation (:func:`recommend`) and the privacy report.
+  history), the ask policy (uniform start-up, proposals reseeded per key) and the
+  recommendation (:func:`recommend`). What is private about a run (the curator of each score,
+  the privacy report) comes from its :class:`~privtune.plan.PrivacyPlan`.
 - :func:`recommend`: the one recommendation rule, for any model with ``recommend_row``
   (the optimizers, the federated agents).
 
@@ -16,6 +17,7 @@ Nothing here imports Optuna or scikit-learn.
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -23,19 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_bool, check_float
+from ._checks import check_bool
 from .cube import Block
 from .optimizers import BaseOptimizer
-from .privacy.composition import PrivacyBudget
-from .privacy.curator import GaussianCurator, LaplaceCurator
-from .privacy.errors import check_epsilon as _check_epsilon
-from .privacy.errors import check_value_range as _check_value_range
-from .privacy.gaussian import check_alpha_beta, local_jdp_noise_std
-from .privacy.ledger import PrivacyLedger
-from .privacy.units import PrivacyUnit
 from .registry import (
     AUTO,
-    QFF_DEFAULT_BETA,
     REGISTRY,
     BuildSetting,
     PrivacyModel,
@@ -48,18 +42,16 @@ from .space import Space
 __all__ = [
     "ALGORITHMS",
     "AUTO",
+    "OutsideArm",
     "Replay",
     "RewardScale",
-    "TunerSettings",
     "TuningEngine",
     "check_algorithm",
     "check_heavy_tailed",
+    "checked_optimizer_kwargs",
     "laplace_noise_var",
-    "make_curator",
     "make_optimizer",
-    "model_epsilon",
     "privacy_model",
-    "privacy_summary",
     "recommend",
     "resolve_algorithm",
     "warn_repeated_plays",
@@ -134,85 +126,18 @@ def privacy_model(algorithm: str, epsilon: float | None) -> PrivacyModel | None:
     return REGISTRY[check_algorithm(algorithm)].privacy_model(epsilon)
 
 
-def model_epsilon(epsilon: float | None, unit: PrivacyUnit | None) -> float | None:
-    """The epsilon the model is built with: the one whose Laplace scale ``(hi - lo) / epsilon``
-    is the released noise's. Each report's ``epsilon`` under the score unit; ``epsilon * n_val``
-    under the record unit, whose noise is ``n_val`` times smaller than the score's range over
-    epsilon. The reward scale, the noise variance and the papers' truncation parameters read
-    it, so the model learns from the noise it is actually told."""
-    if epsilon is None or unit is None or unit.n_val is None:
-        return epsilon
-    return float(epsilon) * unit.n_val
-
-
-def make_curator(
-    algorithm: str,
-    epsilon: float | None,
-    value_range: tuple[float, float] | None,
-    *,
-    optimizer_kwargs: dict[str, Any] | None = None,
-    seed: int | np.random.Generator | None = None,
-    ledger: PrivacyLedger | None = None,
-    unit: PrivacyUnit | None = None,
-) -> LaplaceCurator | GaussianCurator | None:
-    """The curator that releases each score of ``algorithm`` in the data owner's process.
-
-    - ``"ldp"``: :class:`~privtune.privacy.LaplaceCurator`, Laplace of scale
-      ``(hi - lo) / epsilon``;
-    - ``"local-jdp"``: :class:`~privtune.privacy.GaussianCurator` with Lemma 5's
-      ``sigma_u`` for rewards in ``[0, 1]`` (``reward_bound = 1``), ``alpha = epsilon`` and
-      ``privacy_beta`` from ``optimizer_kwargs`` (default ``QFF_DEFAULT_BETA``): the client's part
-      of Alg. 3, the optimizer adds the rest (``client_noise=True``);
-    - ``"jdp"`` and no privacy: ``None`` (raw scores go to the privatizer, or nowhere private).
-
-    Parameters
-    ----------
-    algorithm : str
-    epsilon : float or None
-    value_range : tuple of float or None
-        Required with privacy.
-    optimizer_kwargs : dict, optional
-        Read for ``privacy_beta`` (the qff algorithms; ``beta``, its deprecated name).
-    seed : int, numpy.random.Generator or None
-        The curator's noise seed.
-    ledger : PrivacyLedger, optional
-        Where the curator records its releases.
-    unit : PrivacyUnit, optional
-        The privacy unit (default: the whole score). The record unit is available with the
-        Laplace curator only.
-
-    Returns
-    -------
-    LaplaceCurator, GaussianCurator or None
-    """
-    spec = REGISTRY[check_algorithm(algorithm)]
-    model = spec.privacy_model(epsilon)
-    if model is None or spec.curator is None:
-        return None
-    if value_range is None:
-        raise ValueError(f"value_range is required with epsilon for algorithm={algorithm!r}.")
-    assert epsilon is not None
-    if spec.curator == "laplace":
-        return LaplaceCurator(epsilon, value_range, seed=seed, ledger=ledger, unit=unit)
-    if unit is not None and unit.kind != "score":
-        raise ValueError(
-            f"privacy_unit='record' is available for the algorithms whose scores go through the "
-            f"Laplace curator, not for algorithm={algorithm!r} (Dubey's Gaussian release protects "
-            "each whole score)."
-        )
-    alpha, beta = check_alpha_beta(
-        epsilon, _qff_beta(optimizer_kwargs), beta_name="optimizer_kwargs['privacy_beta']"
-    )
-    _, sigma_u = local_jdp_noise_std(alpha, beta, 1, reward_bound=1.0)
-    return GaussianCurator(
-        sigma_u, value_range, epsilon=alpha, delta=beta, seed=seed, ledger=ledger
-    )
-
-
-def _qff_beta(optimizer_kwargs: dict[str, Any] | None) -> float:
-    """Dubey's privacy ``beta`` of the qff algorithms, from ``optimizer_kwargs``."""
-    kwargs = optimizer_kwargs or {}
-    return float(kwargs.get("privacy_beta", kwargs.get("beta", QFF_DEFAULT_BETA)))
+def checked_optimizer_kwargs(
+    algorithm: str, optimizer_kwargs: Any, epsilon: float | None = None
+) -> dict[str, Any]:
+    """``optimizer_kwargs`` as a dict of arguments the algorithm's optimizer takes, checked by
+    building one (a bad override fails here rather than at the first proposal; a custom GO-UCB
+    model fixes the dimension)."""
+    if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
+        raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
+    kwargs = dict(optimizer_kwargs or {})
+    dim = int(getattr(kwargs.get("model"), "dim", 1))
+    make_optimizer(algorithm, dim, epsilon=epsilon, optimizer_kwargs=kwargs)
+    return kwargs
 
 
 def check_heavy_tailed(heavy_tailed, algorithm: str) -> bool:
@@ -386,8 +311,9 @@ class RewardScale:
     def from_range(
         cls, value_range, *, maximize: bool = True, unit: bool = False, clip: bool = False
     ) -> RewardScale:
-        """The scale of a declared ``value_range`` (fixed, so a replayed model stays valid)."""
-        lo, hi = _check_value_range(value_range)
+        """The scale of a declared ``value_range`` (fixed, so a replayed model stays valid),
+        a pair its privacy plan checked."""
+        lo, hi = (float(v) for v in value_range)
         return cls(lo, hi, 1.0 if maximize else -1.0, bool(unit), bool(clip))
 
     @classmethod
@@ -578,80 +504,6 @@ class Replay:
         self.n_rebuilds = 0
 
 
-def privacy_summary(
-    ledger: PrivacyLedger, delta: float = 1e-6, unit: PrivacyUnit | None = None
-) -> dict[str, Any]:
-    """The adapters' privacy report: per-report epsilon and composed epsilon of ``ledger``,
-    and what they protect.
-
-    Parameters
-    ----------
-    ledger : PrivacyLedger
-    delta : float, default=1e-6
-        The delta of the advanced-composition and PLD bounds.
-    unit : PrivacyUnit, optional
-        The privacy unit of the reports (default: the whole score).
-
-    Returns
-    -------
-    dict
-        :meth:`PrivacyLedger.summary <privtune.privacy.PrivacyLedger.summary>` and, with at
-        least one report of a mechanism dp-accounting composes, ``composed_epsilon_pld``
-        ((epsilon, delta)-DP, the tightest bound). Joint-DP scores have no per-report
-        composition: their summary states the per-score guarantee. Always ``privacy_unit``
-        (``"score"`` or ``"record"``, with ``n_val``) and ``protects``: the sentence that says
-        whom the composed epsilon protects (and that it protects little above 10).
-    """
-    delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    unit = PrivacyUnit.score() if unit is None else unit
-    owners = ledger.n_reports_by_owner()
-    worst = None
-    if len(owners) > 1:
-        # reports about different data owners do not compose: one guarantee per owner, the
-        # headline numbers the largest of them
-        per_owner = {o: _owner_summary(ledger, o, delta) for o in sorted(owners)}
-        worst = max(per_owner, key=lambda o: per_owner[o]["composed_epsilon_basic"])
-    out = ledger.summary(delta, owner=worst)
-    if ledger.n_reports and "privacy_model" not in out:
-        out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta, owner=worst)
-    if worst is not None:
-        out["per_owner"] = per_owner
-        out["owner"] = worst
-    out["privacy_unit"] = unit.kind
-    if unit.n_val is not None:
-        out["n_val"] = unit.n_val
-    out["protects"] = _protects(out, unit, delta)
-    if worst is not None:
-        out["protects"] = (
-            f"{out['protects']}; per data owner (the largest of {len(owners)} owners' "
-            "guarantees: reports about different owners do not compose)"
-        )
-    return out
-
-
-def _owner_summary(ledger: PrivacyLedger, owner: str, delta: float) -> dict[str, Any]:
-    """One data owner's count and composed epsilons."""
-    out: dict[str, Any] = {
-        "n_reports": ledger.n_reports_by_owner()[owner],
-        "composed_epsilon_basic": ledger.composed_epsilon("basic", owner=owner),
-    }
-    if not any(r.joint for r in ledger.reports if r.owner == owner):
-        out["composed_epsilon_pld"] = ledger.composed_epsilon("pld", delta, owner=owner)
-    return out
-
-
-def _protects(out: dict[str, Any], unit: PrivacyUnit, delta: float) -> str:
-    """The sentence of what ``out``'s composed epsilon protects."""
-    if "privacy_model" in out:  # joint DP: one guarantee per score over the whole run
-        return (
-            f"each score, at (alpha={out['epsilon_per_report']:g}, "
-            f"beta={out['delta_per_report']:g})-joint DP over the whole run"
-        )
-    if "composed_epsilon_pld" in out:
-        return unit.protects(out["composed_epsilon_pld"], delta)
-    return unit.protects(out["composed_epsilon_basic"], 0.0)
-
-
 def recommend(model, *, baseline: int | None = None, eligible=None, external=None) -> int:
     """The one recommendation rule: the row of the pick among ``model``'s told points.
 
@@ -701,9 +553,11 @@ class TuningEngine:
       from its own key, so a rebuilt and a cached model propose the same point;
       :meth:`any_uniform_start` says when a start-up proposal may come from the adapter's own
       uniform sampler instead;
-    - the **recommendation** (:meth:`recommend`) and the **privacy report**
-      (:meth:`privacy_report`);
-    - the **curator** of each score (:meth:`curator`).
+    - the **recommendation** (:meth:`recommend`).
+
+    The curator of each score and the privacy report come from the adapter's
+    :class:`~privtune.plan.PrivacyPlan`; the engine is built with its
+    :attr:`~privtune.plan.PrivacyPlan.model_epsilon`.
 
     Parameters
     ----------
@@ -711,9 +565,11 @@ class TuningEngine:
         A name of :data:`privtune.registry.REGISTRY` or ``"auto"`` (resolved with
         ``epsilon``; :attr:`algorithm` holds the result).
     epsilon : float, optional
-        The privacy parameter (``alpha`` for the qff algorithms); ``None`` without privacy.
+        The privacy parameter the model is built with (``alpha`` for the qff algorithms;
+        :attr:`PrivacyPlan.model_epsilon <privtune.plan.PrivacyPlan.model_epsilon>`, checked
+        by the plan); ``None`` without privacy.
     value_range : tuple of float, optional
-        The range of a score; fixes the reward scale. Required by :meth:`curator` with privacy.
+        The range of a score, checked by the plan; fixes the reward scale.
     optimizer_kwargs : dict, optional
         Overrides of the tuning defaults (checked against the optimizer's constructor).
     n_startup : int, default=10
@@ -749,12 +605,13 @@ class TuningEngine:
         budget: int | None = None,
         heavy_tailed: bool = False,
     ) -> None:
-        self.epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        # the privacy settings come checked, from the adapter's PrivacyPlan
+        self.epsilon = None if epsilon is None else float(epsilon)
         self.algorithm = resolve_algorithm(algorithm, self.epsilon)
         self.heavy_tailed = check_heavy_tailed(heavy_tailed, self.algorithm)
         self.spec = REGISTRY[self.algorithm]
         self.privacy = self.spec.privacy_model(self.epsilon)
-        self.value_range = None if value_range is None else _check_value_range(value_range)
+        self.value_range = None if value_range is None else _pair(value_range)
         check_optimizer_kwargs(self.algorithm, optimizer_kwargs)
         self.optimizer_kwargs = dict(optimizer_kwargs or {})
         self.n_startup = int(n_startup)
@@ -948,30 +805,40 @@ class TuningEngine:
     # -- results -------------------------------------------------------------------------------
     def recommend(
         self,
-        opt: BaseOptimizer,
+        opt: BaseOptimizer | None,
         scale: RewardScale | None = None,
         *,
         baseline: int | None = None,
-        outside: tuple[float, float] | None = None,
+        outside: OutsideArm | None = None,
         eligible=None,
     ) -> int:
-        """The row of the pick among ``opt``'s told points (:func:`recommend`), or ``-1`` for a
-        baseline outside the cube.
+        """The row of the pick among ``opt``'s told points (:func:`recommend`), or ``-1`` for
+        the arm ``outside``.
 
         The baseline, kept unless a told point beats it with posterior probability
         :func:`~privtune.acquisition.baseline_level`, is either the told row ``baseline`` or,
         when the space cannot encode its values (an untuned estimator's ``None``), the arm
-        ``outside = (score, noise_var)``: its released score and that score's noise variance,
-        in score units (``scale`` converts them to rewards).
+        ``outside``: its score and that score's noise variance, in score units (``scale``
+        converts them to rewards). An arm whose score is not finite (a failure) is no
+        candidate; without a told point (``opt`` ``None``, or none ``eligible``) the arm is
+        the pick.
         """
+        if outside is not None and not math.isfinite(outside.score):
+            outside = None
+        told = opt is not None and (eligible is None or bool(np.any(eligible)))
+        if not told:
+            if outside is None:
+                raise ValueError("no evaluated configuration with a finite score to recommend.")
+            return -1
+        assert opt is not None
         if outside is None:
             return recommend(opt, baseline=baseline, eligible=eligible)
         if baseline is not None or scale is None:
             raise ValueError("an outside baseline needs the reward scale and no baseline row.")
-        score, noise_var = outside
-        reward = float(scale(np.array([score]))[0])
+        reward = float(scale(np.array([outside.score]))[0])
         width = float(scale(np.array([1.0]))[0] - scale(np.array([0.0]))[0])
-        return recommend(opt, eligible=eligible, external=(reward, float(noise_var) * width**2))
+        noise = outside.noise_var * width**2
+        return recommend(opt, eligible=eligible, external=(reward, noise))
 
     @staticmethod
     def posterior_scores(opt: BaseOptimizer, scale: RewardScale, X) -> np.ndarray:
@@ -985,44 +852,26 @@ class TuningEngine:
         mean, std = opt.predict(X)
         return scale.to_score(mean), scale.to_score_sd(std)
 
-    def curator(
-        self,
-        value_range=None,
-        *,
-        seed: int | np.random.Generator | None = None,
-        ledger: PrivacyLedger | None = None,
-        epsilon: float | None = None,
-        unit: PrivacyUnit | None = None,
-    ) -> LaplaceCurator | GaussianCurator | None:
-        """The curator of each score (``None`` without privacy and under joint DP, whose
-        trusted privatizer takes raw scores): :func:`make_curator`. ``epsilon`` is each
-        report's (default: the engine's, which is the model's and differs under the record
-        unit, see :func:`model_epsilon`)."""
-        declared = self.value_range if value_range is None else value_range
-        return make_curator(
-            self.algorithm,
-            self.epsilon if epsilon is None else epsilon,
-            declared,
-            optimizer_kwargs=self.optimizer_kwargs,
-            seed=seed,
-            ledger=ledger,
-            unit=unit,
-        )
 
-    def joint_dp_ledger(self, n_reports: int, owner: str = "default") -> PrivacyLedger:
-        """The ledger of ``n_reports`` scores taken by the joint-DP privatizer."""
-        ledger = PrivacyLedger()
-        if n_reports:
-            alpha, beta = check_alpha_beta(self.epsilon, _qff_beta(self.optimizer_kwargs))
-            ledger.record_joint_dp(alpha, beta, owner=owner, count=n_reports)
-        return ledger
+@dataclass(frozen=True)
+class OutsideArm:
+    """The untuned configuration when the space cannot encode its values (a ``None`` where
+    the space has numbers, a value outside a range): an arm outside the cube, known by its
+    score and that score's noise variance (score units), the baseline of the recommendation
+    in both adapters (:meth:`TuningEngine.recommend`)."""
 
-    @staticmethod
-    def privacy_report(
-        ledger: PrivacyLedger, delta: float = 1e-6, unit: PrivacyUnit | None = None
-    ) -> dict[str, Any]:
-        """The privacy report of ``ledger`` (:func:`privacy_summary`)."""
-        return privacy_summary(ledger, delta, unit)
+    score: float
+    noise_var: float
+
+    @property
+    def std(self) -> float:
+        """The standard deviation of the score's noise."""
+        return math.sqrt(self.noise_var)
+
+
+def _pair(value_range) -> tuple[float, float]:
+    lo, hi = (float(v) for v in value_range)
+    return lo, hi
 
 
 def _hashable(seed) -> Hashable:
@@ -1030,95 +879,3 @@ def _hashable(seed) -> Hashable:
     if isinstance(seed, (list, np.ndarray)):
         return tuple(int(s) for s in seed)
     return seed
-
-
-@dataclass(frozen=True)
-class TunerSettings:
-    """A tuner's privacy and algorithm settings, checked once, below the adapters.
-
-    Attributes
-    ----------
-    algorithm : str
-        The algorithm name, ``"auto"`` resolved.
-    epsilon : float or None
-        Each report's epsilon (the budget's share with ``budget``).
-    budget : PrivacyBudget or None
-        The total budget over the planned reports.
-    value_range : tuple of float or None
-    privacy_unit : {"score", "record"}
-    privacy_model : PrivacyModel or None
-    optimizer_kwargs : dict
-    """
-
-    algorithm: str
-    epsilon: float | None
-    budget: PrivacyBudget | None
-    value_range: tuple[float, float] | None
-    privacy_unit: str
-    privacy_model: PrivacyModel | None
-    optimizer_kwargs: dict
-
-    @classmethod
-    def check(
-        cls,
-        algorithm: str,
-        *,
-        epsilon: Any,
-        privacy_budget: Any,
-        n_reports: int | None,
-        value_range: Any,
-        privacy_unit: Any,
-        optimizer_kwargs: Any,
-        n_name: str = "n_trials",
-        what: str = "the study",
-    ) -> TunerSettings:
-        """Check the settings, with errors that name the argument and what is allowed.
-
-        ``epsilon`` or ``privacy_budget`` (over ``n_reports``), not both; ``value_range`` with
-        either; the budget and the record unit only for the algorithms whose scores go through
-        the Laplace curator; ``optimizer_kwargs`` a dict of arguments the optimizer takes.
-        """
-        budget = PrivacyBudget.from_args(
-            privacy_budget, epsilon, n_reports, n_name=n_name, what=what
-        )
-        if budget is not None:
-            epsilon = budget.epsilon_per_report
-        epsilon = None if epsilon is None else _check_epsilon(epsilon)
-        engine = TuningEngine(algorithm, epsilon=epsilon)  # validates the name
-        laplace = engine.spec.curator == "laplace"
-        if budget is not None and not laplace:
-            raise ValueError(
-                "privacy_budget is available for the algorithms whose scores go through the "
-                f"Laplace curator, not for algorithm={engine.algorithm!r}, whose Gaussian noise "
-                "is set by (alpha, privacy_beta): pass epsilon (alpha) instead."
-            )
-        if privacy_unit not in ("score", "record"):
-            raise ValueError(f"privacy_unit must be 'score' or 'record', got {privacy_unit!r}.")
-        if privacy_unit == "record" and (epsilon is None or not laplace):
-            raise ValueError(
-                "privacy_unit='record' protects each validation record through the Laplace "
-                "curator: it needs epsilon or privacy_budget, and an algorithm whose scores go "
-                f"through that curator (not {engine.algorithm!r})."
-            )
-        if epsilon is not None and value_range is None:
-            raise ValueError(
-                "value_range is required when epsilon is set: the curator clips every score to "
-                "(lo, hi) so that one report's sensitivity is hi - lo. For accuracy or AUC use "
-                "value_range=(0.0, 1.0)."
-            )
-        if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
-            raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs)}.")
-        kwargs = dict(optimizer_kwargs or {})
-        # Fail early on a bad override rather than at the first proposal (a custom GO-UCB
-        # model fixes the dimension).
-        dim = int(getattr(kwargs.get("model"), "dim", 1))
-        make_optimizer(engine.algorithm, dim, epsilon=epsilon, optimizer_kwargs=kwargs)
-        return cls(
-            engine.algorithm,
-            epsilon,
-            budget,
-            None if value_range is None else _check_value_range(value_range),
-            privacy_unit,
-            engine.privacy,
-            kwargs,
-        )

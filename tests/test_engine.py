@@ -12,13 +12,14 @@ import privtune.registry as registry
 from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
 from privtune.features import RandomFourierFeatures
 from privtune.federated import FTSAgent, SubRegions
+from privtune.plan import PrivacyPlan
 from privtune.privacy import GaussianCurator, LaplaceCurator, PrivacyLedger, Receipt
 from privtune.privacy.receipts import event_from_data, event_to_data
 from privtune.privacy.seeds import report_generator, stream_seed
 from privtune.privacy.withhold import clean, describe, release
 from privtune.registry import REGISTRY, PrivacyModel
 from privtune.space import Integer, SearchSpace
-from privtune.tuning import TuningEngine
+from privtune.tuning import OutsideArm, TuningEngine
 
 SPACE = SearchSpace({"x": (0.0, 1.0), "y": (0.0, 1.0)})
 
@@ -212,8 +213,8 @@ def test_a_stored_event_names_only_dp_accounting_events():
 
 
 def test_the_joint_dp_report_goes_through_the_ledger():
-    engine = TuningEngine("qff-jdp", epsilon=1.0, value_range=(0.0, 1.0))
-    report = engine.privacy_report(engine.joint_dp_ledger(8))
+    plan = PrivacyPlan.check("qff-jdp", epsilon=1.0, value_range=(0.0, 1.0))
+    report = plan.report(plan.joint_dp_ledger(8))
     assert report == {
         "privacy_model": "jdp",
         "n_reports": 8,
@@ -256,17 +257,31 @@ def test_a_baseline_outside_the_cube_is_kept_unless_a_told_point_beats_it():
     y = 0.4 + 0.4 * np.sin(3 * X[:, 0])
     opt, scale = engine.sync("s", space, list(range(10)), X, y, seed=0)
     best = int(np.argmax(y))
-    assert engine.recommend(opt, scale, outside=(0.2, 0.0)) == best
-    assert engine.recommend(opt, scale, outside=(0.9, 0.0)) == -1
-    assert engine.recommend(opt, scale, outside=(0.2, 100.0)) == -1
+    assert engine.recommend(opt, scale, outside=OutsideArm(0.2, 0.0)) == best
+    assert engine.recommend(opt, scale, outside=OutsideArm(0.9, 0.0)) == -1
+    assert engine.recommend(opt, scale, outside=OutsideArm(0.2, 100.0)) == -1
     eligible = np.arange(10) != best
-    assert engine.recommend(opt, scale, outside=(0.2, 0.0), eligible=eligible) != best
+    assert engine.recommend(opt, scale, outside=OutsideArm(0.2, 0.0), eligible=eligible) != best
 
 
 def test_an_outside_baseline_needs_the_scale_and_no_row():
     engine = TuningEngine("gp-ucb")
     opt, scale = engine.sync("s", SearchSpace({"x": (0.0, 1.0)}), [0], np.array([[0.5]]), [0.3])
     with pytest.raises(ValueError, match="outside baseline needs the reward scale"):
-        engine.recommend(opt, outside=(0.2, 0.0))
+        engine.recommend(opt, outside=OutsideArm(0.2, 0.0))
     with pytest.raises(ValueError, match="outside baseline needs the reward scale"):
-        engine.recommend(opt, scale, baseline=0, outside=(0.2, 0.0))
+        engine.recommend(opt, scale, baseline=0, outside=OutsideArm(0.2, 0.0))
+
+
+def test_an_outside_arm_is_the_pick_alone_and_no_pick_when_it_failed():
+    engine = TuningEngine("gp-ucb", value_range=(0.0, 1.0))
+    assert engine.recommend(None, outside=OutsideArm(0.4, 0.01)) == -1
+    none_eligible = np.zeros(1, dtype=bool)
+    opt, scale = engine.sync("s", SearchSpace({"x": (0.0, 1.0)}), [0], np.array([[0.5]]), [0.3])
+    arm = OutsideArm(0.4, 0.01)
+    assert engine.recommend(opt, scale, outside=arm, eligible=none_eligible) == -1
+    assert arm.std == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="no evaluated configuration"):
+        engine.recommend(None, outside=OutsideArm(float("nan"), 0.0))
+    # a failed arm is no candidate: the told point is the pick
+    assert engine.recommend(opt, scale, outside=OutsideArm(float("nan"), 0.0)) == 0

@@ -369,14 +369,21 @@ def test_renamed_arguments_keep_a_deprecated_alias():
 
 
 def test_a_qff_search_takes_the_old_privacy_beta_key_with_a_warning():
+    from privtune.plan import PrivacyPlan
     from privtune.tuning import TuningEngine
 
-    engine = TuningEngine("qff-ldp", epsilon=1.0, value_range=(0, 1))
+    def curator(kwargs):
+        plan = PrivacyPlan.check(
+            "qff-ldp", epsilon=1.0, value_range=(0, 1), optimizer_kwargs=kwargs
+        )
+        return plan.curator()
+
+    assert curator({"privacy_beta": 0.2}).delta == curator({"beta": 0.2}).delta == 0.2
+    assert curator(None).delta != 0.2
     new = TuningEngine(
         "qff-ldp", epsilon=1.0, value_range=(0, 1), optimizer_kwargs={"privacy_beta": 0.2}
     )
     old = TuningEngine("qff-ldp", epsilon=1.0, value_range=(0, 1), optimizer_kwargs={"beta": 0.2})
-    assert new.curator().delta == old.curator().delta == 0.2 != engine.curator().delta
     space = SearchSpace({"x": (0.0, 1.0)})
     assert new.build(space, noise_seed=0).privacy_beta == 0.2
     with pytest.warns(FutureWarning, match="privacy_beta"):

@@ -816,7 +816,7 @@ def test_qff_ldp_releases_clip_plus_gaussian_and_reports_gaussian_composition():
     # named: the noise is keyed by (noise_seed, study name), so only a named study has it fixed
     study = optuna.create_study(sampler=sampler, direction="maximize", study_name="gaussian")
     study.optimize(sampler.privatize(lambda t: quadratic(t) * 0 + 0.5), n_trials=40)
-    curator = sampler.engine.curator()
+    curator = sampler.plan.curator()
     # sigma_u of Lemma 5 for rewards in [0, 1] at alpha = 1, beta = 0.1, times hi - lo = 1.
     assert curator.scale == pytest.approx(math.sqrt(8 * math.log(5 / 0.1)))
     noise = np.array([t.value for t in study.trials]) - 0.5

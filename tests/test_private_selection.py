@@ -293,10 +293,12 @@ def test_the_baseline_is_kept_unless_a_candidate_beats_it_by_the_margin():
     # Noise of scale 0.01 (epsilon 100 on a unit range): against one competitor the margin is
     # the 95 % quantile of the difference of two draws, 3.27 scales; against 20 on average,
     # Bonferroni's 1 - 0.05 / 20, 6.78 scales.
-    assert Selector(100.0, (0.0, 1.0), competitors=20).margin == pytest.approx(0.0678, rel=1e-3)
+    assert Selector.laplace(100.0, (0.0, 1.0), competitors=20).margin == pytest.approx(
+        0.0678, rel=1e-3
+    )
     with pytest.raises(ValueError, match="competitors"):
-        Selector(100.0, (0.0, 1.0), competitors=0.5)
-    sel = Selector(100.0, (0.0, 1.0), noise_seed=0)
+        Selector.laplace(100.0, (0.0, 1.0), competitors=0.5)
+    sel = Selector.laplace(100.0, (0.0, 1.0), noise_seed=0)
     assert sel.margin == pytest.approx(3.2718 * 0.01, rel=1e-4)
     sel.offer_baseline(0.80)
     for raw in (0.79, 0.80, 0.81):  # within a scale of it: the seeded draws stay below the margin

@@ -345,8 +345,10 @@ def test_bad_input_gets_clear_errors():
         search(n_iter=0).fit(X, Y)
     with pytest.raises(InvalidParameterError, match="algorithm"):
         search(algorithm="bayes").fit(X, Y)
-    with pytest.raises(InvalidParameterError, match="epsilon"):
+    with pytest.raises(ValueError, match="epsilon must be a finite float > 0"):
         search(epsilon=0.0).fit(X, Y)
+    with pytest.raises(ValueError, match="privacy_unit must be 'score' or 'record'"):
+        search(epsilon=1.0, privacy_unit="rows").fit(X, Y)
     with pytest.raises(ValueError, match="value_range must be a pair"):
         search(epsilon=1.0, value_range=(1.0, 0.0)).fit(X, Y)
     # R^2 has no known range: epsilon needs value_range, and fails before any fit.

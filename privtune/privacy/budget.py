@@ -44,6 +44,7 @@ __all__ = [
     "laplace_composed_epsilon",
     "per_report_epsilon",
     "plan_budget",
+    "released_scores_resolution",
     "resolution_advice",
 ]
 
@@ -348,6 +349,73 @@ def points(fraction: float) -> str:
     """``fraction`` of a range in points (hundredths), to two significant figures."""
     value = 100.0 * fraction
     return f"{value:.2g}" if value < 10 else f"{value:.0f}"
+
+
+def released_scores_resolution(
+    *,
+    sensitivity: float,
+    width: float,
+    n_candidates: int,
+    n_reports: int,
+    epsilon: float,
+    budget: PrivacyBudget | None = None,
+    n_val: int | None = None,
+) -> tuple[float, str | None]:
+    """What a search that releases every score resolves, before any score: the shortfall of
+    the best released score among ``n_candidates`` (:func:`pick_shortfall`), and the warning
+    when that is more than a point (:func:`resolution_advice`), or ``None``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        One report's sensitivity (the unit's, of ``value_range``).
+    width : float
+        The width of ``value_range``.
+    n_candidates : int
+    n_reports : int
+        The planned reports (the candidates times the released metrics).
+    epsilon : float
+        Each report's epsilon.
+    budget : PrivacyBudget, optional
+        The total budget each report's epsilon is the share of; the advice then speaks of
+        its epsilon, and of the share fewer candidates would get.
+    n_val : int, optional
+        The validation records under the record unit.
+
+    Returns
+    -------
+    (float, str or None)
+        The shortfall in score units, and the warning.
+    """
+
+    def shortfall(e0: float, k: int) -> float:
+        return oneshot.pick_shortfall(k, noise="laplace", scale=sensitivity / e0, max_lead=width)
+
+    epsilon_for: Callable[[float], float] | None = None
+    share: Callable[[int], float] | None = None
+    given, name = epsilon, "epsilon"
+    if budget is not None:
+        given, name = budget.epsilon, "privacy_budget's epsilon"
+
+        def epsilon_for(factor: float) -> float:
+            return laplace_composed_epsilon(factor * epsilon, n_reports, budget.delta)
+
+        def share(k: int) -> float:  # each report's epsilon with k candidates
+            return per_report_epsilon(budget.epsilon, budget.delta, n_reports * k // n_candidates)
+
+    d = shortfall(epsilon, n_candidates)
+    advice = resolution_advice(
+        d,
+        n_val=n_val,
+        epsilon=given,
+        n_candidates=n_candidates,
+        width=width,
+        what="the best of the released scores",
+        shortfall_with=lambda k: shortfall(epsilon if share is None else share(k), k),
+        epsilon_for=epsilon_for,
+        epsilon_name=name,
+    )
+    return d, advice
 
 
 def resolution_advice(

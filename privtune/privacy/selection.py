@@ -192,16 +192,10 @@ class Selector:
 
     Parameters
     ----------
-    epsilon0 : float
-        Each candidate's epsilon.
-    value_range : tuple of float
+    release : ScoreRelease
+        The release path of each candidate's score, over a Laplace curator at each
+        candidate's epsilon (:meth:`laplace` builds one).
     maximize : bool, default=True
-    noise_seed : int, optional
-        For reproducible experiments only: candidate ``i``'s noise comes from
-        ``report_generator(noise_seed, "selection", i)`` (:mod:`privtune.privacy.seeds`).
-    unit : PrivacyUnit, optional
-        The privacy unit of each candidate's score (default: the whole score).
-
     competitors : float, default=1.0
         How many candidates the baseline is expected to compete with: the mean of ``K``, a
         public number (``K`` itself is not, and nothing may depend on it but the output).
@@ -219,7 +213,21 @@ class Selector:
     """
 
     def __init__(
-        self,
+        self, release: ScoreRelease, *, maximize: bool = True, competitors: float = 1.0
+    ) -> None:
+        if not isinstance(release.curator, LaplaceCurator):
+            raise TypeError("Selector releases through a Laplace curator.")
+        self.curator: LaplaceCurator = release.curator
+        self.competitors = check_float("competitors", competitors, low=1.0, closed_low=True)
+        self._release = release
+        self.maximize = bool(maximize)
+        self._best: tuple[int, float] | None = None
+        self._baseline: float | None = None
+        self.n_offered = 0
+
+    @classmethod
+    def laplace(
+        cls,
         epsilon0: float,
         value_range: tuple[float, float],
         *,
@@ -227,14 +235,17 @@ class Selector:
         noise_seed: int | None = None,
         unit: PrivacyUnit | None = None,
         competitors: float = 1.0,
-    ) -> None:
-        self.curator = LaplaceCurator(epsilon0, value_range, unit=unit)
-        self.competitors = check_float("competitors", competitors, low=1.0, closed_low=True)
-        self._release = ScoreRelease(self.curator, noise_seed=noise_seed)
-        self.maximize = bool(maximize)
-        self._best: tuple[int, float] | None = None
-        self._baseline: float | None = None
-        self.n_offered = 0
+    ) -> Selector:
+        """A selector whose candidates' scores are released at ``epsilon0`` each, clipped to
+        ``value_range``, at ``unit``'s sensitivity (default: the whole score); with a
+        ``noise_seed`` (experiments only), candidate ``i``'s noise comes from
+        ``report_generator(noise_seed, "selection", i)`` (:mod:`privtune.privacy.seeds`)."""
+        curator = LaplaceCurator(epsilon0, value_range, unit=unit)
+        return cls(
+            ScoreRelease(curator, noise_seed=noise_seed),
+            maximize=maximize,
+            competitors=competitors,
+        )
 
     def offer(self, raw_score: float) -> None:
         """Release the next candidate's score inside; a non-finite score counts as the worst
@@ -382,7 +393,7 @@ def private_selection(
     rng = np.random.default_rng(check_seed("seed", seed))
     k = dist.draw(rng)  # before any score: K does not depend on the data
     candidates = [sample(rng) for _ in range(k)]
-    selector = Selector(
+    selector = Selector.laplace(
         epsilon0, value_range, maximize=maximize, noise_seed=noise_seed, competitors=dist.mean
     )
     for c in candidates:
