@@ -319,11 +319,6 @@ class StudyPrivacy:
         local joint DP or the record unit), so that Optuna may store only released values."""
         return self.plan.releases_scores
 
-    @property
-    def unit(self) -> PrivacyUnit | None:
-        """The privacy unit; ``None`` under the record unit until ``n_val`` is known."""
-        return self.plan.unit
-
     def bind(self, unit: PrivacyUnit) -> ScoreRelease:
         """Take the record unit's ``n_val`` (from the objective or the study), once."""
         with self._lock:

@@ -9,7 +9,8 @@ the plan come:
 - the epsilon the model is built with (:attr:`PrivacyPlan.model_epsilon`: the noise it is
   actually told, ``n_val`` times smaller under the record unit);
 - every release of a score (:meth:`PrivacyPlan.release`: the curator of the algorithm's
-  privacy model at the unit's sensitivity, the noise's seeding, the budget's meter);
+  privacy model at the unit's sensitivity, the noise's seeding, the budget's meter), and
+  private selection's one-shot choice (:meth:`PrivacyPlan.one_shot`);
 - the privacy report (:meth:`PrivacyPlan.report`).
 
 The privacy package's classes (the curators, :class:`~privtune.privacy.PrivacyBudget`, the
@@ -21,7 +22,7 @@ Nothing here imports Optuna or scikit-learn.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ from .privacy.curator import GaussianCurator, LaplaceCurator
 from .privacy.errors import check_budget_pair, check_epsilon, check_value_range
 from .privacy.gaussian import check_alpha_beta, local_jdp_noise_std
 from .privacy.ledger import PrivacyLedger
+from .privacy.oneshot import OneShotChoice, one_shot_choice
 from .privacy.release import ScoreRelease
 from .privacy.units import UNITS, PrivacyUnit
 from .registry import QFF_DEFAULT_BETA, REGISTRY, AlgorithmSpec, PrivacyModel, resolve_algorithm
@@ -121,14 +123,14 @@ class PrivacyPlan:
         privacy_unit : {"score", "record"}, default="score"
             The record unit needs privacy and the Laplace curator, and one range.
         n_reports : int or callable, optional
-            The planned number of reports a ``privacy_budget`` is spread over (required with
-            it), or a function of the checked ranges that gives it (a search releases one
-            report per named metric).
+            The planned number of reports a ``privacy_budget`` is spread over (required with a
+            budget that is spread), or a function of the checked ranges that gives it (a search
+            releases one report per candidate and named metric).
         spread : bool, default=True
             Spread ``privacy_budget`` over ``n_reports``. ``False``: the budget is the whole
             publication's (private selection), and :attr:`epsilon` stays ``None`` with it.
         noise_seed : int, optional
-            Checked by the adapter, which names it.
+            The noise's seed, carried as it is (the adapter checks it under its own name).
         optimizer_kwargs : mapping, optional
             Read for the qff algorithms' ``privacy_beta`` (``beta``, its deprecated name).
         by_metric : bool, default=False
@@ -206,10 +208,15 @@ class PrivacyPlan:
             planned = n_reports(ranges) if callable(n_reports) else n_reports
             budget = PrivacyBudget(*pair, check_int(n_name, planned))
             epsilon = budget.epsilon_per_report
-        kwargs = optimizer_kwargs if isinstance(optimizer_kwargs, Mapping) else {}
-        beta = kwargs.get("privacy_beta", kwargs.get("beta", QFF_DEFAULT_BETA))
-        if spec.curator == "gaussian" and epsilon is not None:
-            check_alpha_beta(epsilon, beta, beta_name="optimizer_kwargs['privacy_beta']")
+        beta = QFF_DEFAULT_BETA
+        if spec.private_model != PrivacyModel.LDP:  # Dubey's (alpha, beta): the qff algorithms
+            kwargs = optimizer_kwargs if isinstance(optimizer_kwargs, Mapping) else {}
+            beta = kwargs.get("privacy_beta", kwargs.get("beta", QFF_DEFAULT_BETA))
+            _, beta = check_alpha_beta(
+                1.0 if epsilon is None else epsilon,
+                beta,
+                beta_name="optimizer_kwargs['privacy_beta']",
+            )
         return cls(
             algorithm=algorithm,
             epsilon=epsilon,
@@ -218,7 +225,7 @@ class PrivacyPlan:
             ranges=ranges,
             unit_kind=privacy_unit,
             noise_seed=noise_seed,
-            privacy_beta=float(beta),
+            privacy_beta=beta,
         )
 
     def bound(self, n_val: int) -> PrivacyPlan:
@@ -279,7 +286,7 @@ class PrivacyPlan:
         than the score's range over epsilon. The reward scale, the noise variance and the
         papers' truncation parameters read it, so the model learns from the noise it is
         actually told."""
-        if self.epsilon is None or self.n_val is None:
+        if self.epsilon is None or self.unit_kind != "record" or self.n_val is None:
             return self.epsilon
         return self.epsilon * self.n_val
 
@@ -319,6 +326,12 @@ class PrivacyPlan:
             raise ValueError("the record unit's number of validation records is not known yet.")
         if self.spec.curator == "laplace":
             return LaplaceCurator(epsilon, declared, ledger=ledger, unit=unit)
+        if unit.kind != "score":
+            raise ValueError(
+                f"privacy_unit='record' is available for the algorithms whose scores go through "
+                f"the Laplace curator, not for algorithm={self.algorithm!r} (Dubey's Gaussian "
+                "release protects each whole score)."
+            )
         _, sigma_u = local_jdp_noise_std(epsilon, self.privacy_beta, 1, reward_bound=1.0)
         return GaussianCurator(
             sigma_u, declared, epsilon=epsilon, delta=self.privacy_beta, ledger=ledger
@@ -339,6 +352,32 @@ class PrivacyPlan:
         if curator is None:
             return None
         return ScoreRelease(curator, noise_seed=self.noise_seed, meter=meter)
+
+    def one_shot(
+        self,
+        scores: Sequence[float],
+        value_range: tuple[float, float],
+        *,
+        epsilon: float,
+        mechanism: str,
+        head_start: Callable[[float], Any],
+    ) -> OneShotChoice:
+        """A one-shot private choice among ``scores`` (private selection's, paid once):
+        :func:`~privtune.privacy.oneshot.one_shot_choice` at ``epsilon``, at the unit's
+        sensitivity of ``value_range`` and the plan's noise seed; ``head_start`` gives the
+        untuned estimator's shifts from that sensitivity."""
+        unit = self.unit
+        if unit is None:
+            raise ValueError("the record unit's number of validation records is not known yet.")
+        sensitivity = unit.sensitivity(value_range)
+        return one_shot_choice(
+            scores,
+            epsilon=epsilon,
+            sensitivity=sensitivity,
+            mechanism=mechanism,
+            noise_seed=self.noise_seed,
+            head_start=head_start(sensitivity),
+        )
 
     def meter(self) -> BudgetMeter | None:
         """The count of a total budget's reports in one process (``None`` without one)."""

@@ -5,7 +5,8 @@ The searches are thin: scikit-learn's :class:`~sklearn.model_selection.BaseSearc
 cross-validation (joblib, any backend) and the refit; :mod:`privtune.batch` is the Bayesian
 optimization (the history, the proposals, the pick), :mod:`privtune.scores` which metric is
 optimized and released with which range, :mod:`privtune.records` the record unit's metric and
-hold-out split, and :mod:`privtune.privacy` the plans and the one release path. What is
+hold-out split, :mod:`privtune.plan` the privacy settings checked once and every release made
+from them, and :mod:`privtune.privacy` the mechanisms and their accounting. What is
 scikit-learn-specific lives here: the search loops (``_run_search``), the privatized
 ``cv_results_``, the choice of the best candidate, and what an error or a warning may carry out.
 One strategy per class, as scikit-learn has ``GridSearchCV`` and ``RandomizedSearchCV``; what
@@ -54,7 +55,6 @@ from .privacy.oneshot import (
     UNTUNED_HEAD_START,
     OneShotPlan,
     choice_shortfall,
-    one_shot_choice,
 )
 from .privacy.oneshot import MECHANISMS as ONE_SHOT
 from .privacy.release import CandidateReleases
@@ -109,11 +109,14 @@ class _Fit:
 
 
 class _PrivateSearchCV(BaseSearchCV):
-    """What privtune's searches share: the privacy of one ``fit`` (the unit, the plan of the
-    budget, the release of every score, the report), the untuned estimator, the errors and
-    warnings that may leave a private search, and the interrupted fit. A subclass writes
-    ``_run_search``, ``_plan_privacy`` (its budget or selection plan), ``_expose`` (the results
-    it publishes) and ``_report``."""
+    """What privtune's searches share: the privacy of one ``fit`` (its
+    :class:`~privtune.plan.PrivacyPlan`, checked once; the release of every score; the
+    report), the untuned estimator, the errors and warnings that may leave a private search,
+    and the interrupted fit. A subclass writes ``_run_search``, ``_plan_privacy`` (each
+    report's epsilon, and its mechanism's plan), ``_expose`` (the results it publishes) and
+    ``_report``; one with an algorithm parameter also gives ``_algorithm``,
+    ``_optimizer_kwargs`` and ``_engine``, and one that releases every score sets
+    ``_spreads_budget``. The base reads none of a subclass's parameters."""
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSearchCV._parameter_constraints,
@@ -134,7 +137,7 @@ class _PrivateSearchCV(BaseSearchCV):
     }
 
     _algorithm = "random"  # the algorithm's name (a search with an algorithm parameter: its)
-    _spreads_budget = False  # privacy_budget is spread over one report per released score
+    _spreads_budget = False  # True: privacy_budget is spread over every released score
     _optimizer_kwargs = None  # overrides read for the qff algorithms' privacy_beta
 
     def fit(self, X, y=None, **params):
@@ -239,7 +242,7 @@ class _PrivateSearchCV(BaseSearchCV):
         check_seedable("noise_random_state", self.noise_random_state)
         space = as_space(self.space)
         check_space_params(self.estimator, space.names)
-        privacy = self._check_privacy()
+        privacy = self._check_privacy(noise_seed=_int_seed(self.noise_random_state))
         f = _Fit(
             verbose=self.verbose,
             privacy=privacy,
@@ -291,20 +294,23 @@ class _PrivateSearchCV(BaseSearchCV):
         if metrics is not None:  # known before any fit: fail before spending compute
             self._setup_metrics(metrics)
 
-    def _check_privacy(self) -> PrivacyPlan:
+    def _check_privacy(
+        self, *, noise_seed: int | None = None, algorithm: str | None = None
+    ) -> PrivacyPlan:
         """The one check of ``epsilon``, ``privacy_budget``, ``value_range`` and
         ``privacy_unit`` (:meth:`privtune.plan.PrivacyPlan.check`); a total budget is spread
         over every planned report (each candidate's optimized metric and those named in
-        ``value_range``) when the search releases scores."""
+        ``value_range``) when the search releases scores. ``algorithm``: the one whose
+        curator releases (default: the search's)."""
         return PrivacyPlan.check(
-            self._algorithm,
+            self._algorithm if algorithm is None else algorithm,
             epsilon=self.epsilon,
             privacy_budget=self.privacy_budget,
             value_range=self.value_range,
             privacy_unit=self.privacy_unit,
             n_reports=lambda ranges: self.n_iter * reports_per_candidate(self.refit, ranges),
             spread=self._spreads_budget,
-            noise_seed=_int_seed(self.noise_random_state),
+            noise_seed=noise_seed,
             optimizer_kwargs=self._optimizer_kwargs,
             by_metric=True,
             publishes=True,
@@ -322,7 +328,8 @@ class _PrivateSearchCV(BaseSearchCV):
         )
 
     def _plan_privacy(self) -> float | None:
-        """Set the fit's budget or selection plan; return each report's epsilon."""
+        """Each report's epsilon (``epsilon_``), after setting the plan of a subclass's
+        mechanism when it has one (private selection's)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def _refuse_callbacks(self) -> None:
@@ -1578,14 +1585,12 @@ default="permute-and-flip"
         lo = declared[0]
         raw = [y if math.isfinite(y) else lo for _, _, y in f.offered]
         if isinstance(f.selection, OneShotPlan):
-            sensitivity = f.unit.sensitivity(declared)
-            choice = one_shot_choice(
+            choice = f.privacy.one_shot(
                 raw,
+                declared,
                 epsilon=f.selection.epsilon_choice,
-                sensitivity=sensitivity,
                 mechanism=f.selection.mechanism,
-                noise_seed=f.privacy.noise_seed,
-                head_start=f.selection.shifts(sensitivity),
+                head_start=f.selection.shifts,
             )
             f.sampler = choice.sampler
             published = math.nan
@@ -1667,7 +1672,9 @@ def choose_among_proposals(
             f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
             "release='best' and proposed candidates; only groups is."
         )
-    metric = record_metric(search.scoring, search.estimator, search._check_privacy().value_range)
+    # the per-record range, checked; the choice itself is the delegated search's (its plan)
+    checked = search._check_privacy(algorithm="random")
+    metric = record_metric(search.scoring, search.estimator, checked.value_range)
     groups = params.get("groups")
     split = holdout_split(
         search.estimator,

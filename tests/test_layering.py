@@ -57,9 +57,11 @@ LIBRARIES = {
     "package": set(),
 }
 # the engine's exceptions, one library each: scikit-learn's scorer ranges, record metrics and
-# hold-out split; Optuna's distributions, converted inside two functions of the space
+# hold-out split; Optuna's distributions, converted inside the space's to_optuna methods
 ENGINE_EXCEPTIONS = {"privtune.scores": "sklearn", "privtune.records": "sklearn"}
 ENGINE_EXCEPTIONS["privtune.space"] = "optuna"
+# the one module of the math layer the privacy layer reads (baseline_level)
+PRIVACY_READS_FROM_MATH = {"privtune.acquisition"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -119,6 +121,26 @@ def test_the_package_is_read():
 
 def test_every_module_has_a_layer():
     assert not [n for n in MODULES if layer_of(n) is None]
+
+
+def test_the_space_imports_optuna_inside_functions_only():
+    tree = ast.parse(MODULES["privtune.space"].read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not [n for n in top if "optuna" in ast.dump(n)]
+    inside = [
+        n
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef)
+        for n in ast.walk(f)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("optuna")
+    ]
+    assert inside  # the conversions are read
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if layer_of(n) == "privacy"))
+def test_the_privacy_layer_reads_one_module_of_the_math_layer(name):
+    math = {m for m in _internal(name) if layer_of(m) == "math"}
+    assert math <= PRIVACY_READS_FROM_MATH, f"{name} imports {sorted(math)}"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

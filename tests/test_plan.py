@@ -13,7 +13,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 
-from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
+from privtune import PrivateBOSearchCV, PrivateGPUCBSampler, PrivateSelectionSearchCV
 from privtune.plan import REPORT_DELTA, PrivacyPlan
 from privtune.privacy import GaussianCurator, LaplaceCurator, PrivacyLedger
 
@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "privtune"
 
 #: The functions that check a privacy setting, and what builds a release.
 CHECKERS = {"check_epsilon", "check_value_range", "check_budget_pair", "from_args", "from_arg"}
-BUILDERS = {"LaplaceCurator", "GaussianCurator", "ScoreRelease"}
+BUILDERS = {"LaplaceCurator", "GaussianCurator", "ScoreRelease", "one_shot_choice"}
 
 
 def _calls(names: set[str]) -> set[tuple[str, str]]:
@@ -70,6 +70,7 @@ def test_every_release_is_built_by_the_plan():
     assert _calls(BUILDERS) == {
         ("plan.py", "PrivacyPlan.curator"),
         ("plan.py", "PrivacyPlan.release"),
+        ("plan.py", "PrivacyPlan.one_shot"),
     }
 
 
@@ -94,6 +95,14 @@ def test_a_bad_setting_is_refused_with_its_name(kwargs, error, message):
         PrivacyPlan.check("gp-ucb", require_range=True, **kwargs)
 
 
+def test_the_qff_privacy_beta_is_read_for_the_qff_algorithms_only():
+    # GO-UCB's own beta (its exploration, a number, a callable or None) is not Dubey's
+    plan = PrivacyPlan.check("go-ucb", epsilon=1.0, optimizer_kwargs={"beta": lambda t: 1.0})
+    assert plan.privacy_beta == 0.1
+    qff = PrivacyPlan.check("qff-ldp", epsilon=1.0, optimizer_kwargs={"privacy_beta": 0.2})
+    assert qff.privacy_beta == 0.2
+
+
 def test_the_algorithms_rules_are_checked_with_the_settings():
     with pytest.raises(ValueError, match="privacy_budget is available for the algorithms"):
         PrivacyPlan.check("qff-ldp", privacy_budget=(1.0, 1e-6), n_reports=10)
@@ -103,10 +112,11 @@ def test_the_algorithms_rules_are_checked_with_the_settings():
         PrivacyPlan.check("qff-jdp", epsilon=1.0, value_range=(0, 1), publishes=True)
     with pytest.raises(ValueError, match="not a dict"):
         PrivacyPlan.check(epsilon=1.0, value_range={"score": (0, 1)}, privacy_unit="record")
-    with pytest.raises(ValueError, match=r"optimizer_kwargs\['privacy_beta'\]"):
-        PrivacyPlan.check(
-            "qff-ldp", epsilon=1.0, value_range=(0, 1), optimizer_kwargs={"privacy_beta": 2.0}
-        )
+    for epsilon in (1.0, None):
+        with pytest.raises(ValueError, match=r"optimizer_kwargs\['privacy_beta'\]"):
+            PrivacyPlan.check(
+                "qff-ldp", epsilon=epsilon, value_range=(0, 1), optimizer_kwargs={"privacy_beta": 2}
+            )
 
 
 def test_a_budget_is_spread_over_the_planned_reports_and_named_as_given():
@@ -197,4 +207,17 @@ def test_both_adapters_hand_their_plan_down_once(monkeypatch):
     study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1)), n_trials=3)
     assert checks == [1.0]
     assert sampler.plan is sampler._privacy.plan
+
+    checks.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PrivateSelectionSearchCV(
+            LogisticRegression(max_iter=200),
+            {"C": (0.01, 10.0, "log-uniform")},
+            epsilon=1.0,
+            n_iter=3,
+            cv=3,
+            random_state=0,
+        ).fit(X[:200], y[:200])
+    assert checks == [1.0]
     assert np.isfinite(study.best_value)

@@ -21,6 +21,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 
 from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
+from privtune.plan import PrivacyPlan
 from privtune.privacy import (
     BudgetExhaustedError,
     BudgetMeter,
@@ -75,7 +76,7 @@ def test_a_budget_gives_each_report_its_pld_share_and_reports_what_is_spent():
 )
 def test_a_bad_budget_is_named(arg, match):
     with pytest.raises(ValueError, match=match):
-        PrivacyBudget.from_arg(arg, 10, n_name="n_trials")
+        PrivacyPlan.check(privacy_budget=arg, value_range=(0, 1), n_reports=10)
 
 
 def test_a_meter_refuses_the_report_beyond_the_budget_before_any_noise():

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_float, check_int
-from .errors import BudgetExhaustedError, check_budget_pair
+from .errors import BudgetExhaustedError
 
 __all__ = [
     "SHAPES",
@@ -198,62 +198,6 @@ class PrivacyBudget:
         )
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "n_reports", check_int("n_reports", self.n_reports))
-
-    @classmethod
-    def from_arg(cls, privacy_budget: Any, n_reports: int, *, n_name: str) -> PrivacyBudget:
-        """The budget of an adapter's ``privacy_budget=(epsilon, delta)`` over ``n_reports``.
-
-        Parameters
-        ----------
-        privacy_budget : tuple of float
-            ``(epsilon, delta)``.
-        n_reports : int
-            The planned number of reports.
-        n_name : str
-            The adapter's name for the planned number (``"n_trials"``, ``"n_iter"``), for the
-            error message.
-        """
-        epsilon, delta = check_budget_pair(privacy_budget)
-        if n_reports is None:
-            raise ValueError(
-                f"{n_name} is required with privacy_budget: the budget is spread over the "
-                f"planned number of reports, so {n_name} must be known before the first one."
-            )
-        return cls(epsilon, delta, check_int(n_name, n_reports))
-
-    @classmethod
-    def from_args(
-        cls, privacy_budget: Any, epsilon: Any, n_reports: int | None, *, n_name: str, what: str
-    ) -> PrivacyBudget | None:
-        """The rule every adapter applies to its ``epsilon`` and ``privacy_budget``: one of
-        them (or neither: no privacy), and with the budget the planned number of reports.
-
-        Parameters
-        ----------
-        privacy_budget : tuple of float or None
-            ``(epsilon, delta)`` over the run.
-        epsilon : float or None
-            Each report's epsilon.
-        n_reports : int or None
-            The planned number of reports (required with ``privacy_budget``).
-        n_name : str
-            The adapter's name for the planned number (``"n_trials"``, ``"n_iter"``).
-        what : str
-            What the budget covers, for the message (``"the study"``, ``"the search"``).
-
-        Returns
-        -------
-        PrivacyBudget or None
-            ``None`` without ``privacy_budget``.
-        """
-        if privacy_budget is None:
-            return None
-        if epsilon is not None:
-            raise ValueError(
-                f"Pass epsilon (each report's) or privacy_budget (the total over {what}), not "
-                f"both; got epsilon={epsilon!r} and privacy_budget={privacy_budget!r}."
-            )
-        return cls.from_arg(privacy_budget, n_reports, n_name=n_name)  # type: ignore[arg-type]
 
     @property
     def epsilon_per_report(self) -> float:
