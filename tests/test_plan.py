@@ -177,7 +177,7 @@ def test_the_report_is_composed_from_the_plan():
     assert report["privacy_unit"] == "score" and report["budget_delta"] == 1e-5
 
 
-def test_both_adapters_hand_their_plan_down_once(monkeypatch):
+def test_every_adapter_checks_its_settings_once(monkeypatch):
     X, y = load_breast_cancer(return_X_y=True)
     checks = []
     original = PrivacyPlan.check.__func__
@@ -187,19 +187,15 @@ def test_both_adapters_hand_their_plan_down_once(monkeypatch):
         return original(cls, *args, **kwargs)
 
     monkeypatch.setattr(PrivacyPlan, "check", classmethod(counted))
-    search = PrivateBOSearchCV(
-        LogisticRegression(max_iter=200),
-        {"C": (0.01, 10.0, "log-uniform")},
-        epsilon=1.0,
-        n_iter=3,
-        cv=3,
-        random_state=0,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the resolution warning at the score unit
-        search.fit(X[:200], y[:200])
-    assert checks == [1.0]
-    assert search.privacy_report_["n_reports"] == 3
+    model, space = LogisticRegression(max_iter=200), {"C": (0.01, 10.0, "log-uniform")}
+    for search in (PrivateBOSearchCV, PrivateSelectionSearchCV):
+        checks.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the resolution warning at the score unit
+            fitted = search(model, space, epsilon=1.0, n_iter=3, cv=3, random_state=0)
+            fitted.fit(X[:200], y[:200])
+        assert checks == [1.0], search.__name__
+        assert "protects" in fitted.privacy_report_
 
     checks.clear()
     sampler = PrivateGPUCBSampler(epsilon=1.0, value_range=(0.0, 1.0), seed=0)
@@ -207,17 +203,4 @@ def test_both_adapters_hand_their_plan_down_once(monkeypatch):
     study.optimize(sampler.privatize(lambda t: t.suggest_float("x", 0, 1)), n_trials=3)
     assert checks == [1.0]
     assert sampler.plan is sampler._privacy.plan
-
-    checks.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        PrivateSelectionSearchCV(
-            LogisticRegression(max_iter=200),
-            {"C": (0.01, 10.0, "log-uniform")},
-            epsilon=1.0,
-            n_iter=3,
-            cv=3,
-            random_state=0,
-        ).fit(X[:200], y[:200])
-    assert checks == [1.0]
     assert np.isfinite(study.best_value)
