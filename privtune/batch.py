@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -51,6 +52,9 @@ class BatchOptimization:
         The qff algorithms' own privacy-noise seed (kept by every rebuild).
     default_u : ndarray of shape (dim,), optional
         The untuned estimator's point when its values lie in the space: the first proposal.
+    default_params : dict, optional
+        The untuned estimator's values (an arm outside the cube when ``default_u`` is
+        ``None``).
     """
 
     def __init__(
@@ -61,12 +65,14 @@ class BatchOptimization:
         seed: int,
         noise_seed: int | None = None,
         default_u: np.ndarray | None = None,
+        default_params: dict | None = None,
     ) -> None:
         self.engine = engine
         self.space = space
         self.seed = int(seed)
         self.noise_seed = noise_seed
         self.default_u = default_u
+        self.default_params = default_params
         self.U = np.zeros((0, space.dim))
         self.values = np.zeros(0)
         self.candidate = np.zeros(0, dtype=int)
@@ -93,7 +99,46 @@ class BatchOptimization:
             noise = draw_seed() if noise_seed is None else stream_seed(noise_seed, "fit")
         default_u = None if default_params is None else default_point(space, default_params)
         seed = draw_seed() if seed is None else seed
-        return cls(engine, space, seed=seed, noise_seed=noise, default_u=default_u)
+        return cls(
+            engine,
+            space,
+            seed=seed,
+            noise_seed=noise,
+            default_u=default_u,
+            default_params=default_params,
+        )
+
+    @property
+    def default_outside(self) -> bool:
+        """Whether the untuned estimator is evaluated as an arm outside the cube."""
+        return self.default_params is not None and self.default_u is None
+
+    def params_at(self, u: np.ndarray) -> dict:
+        """The configuration at cube point ``u``; at the untuned estimator's point, its own
+        values as the estimator holds them (a log scale's decoding of ``1e-4`` is
+        ``1.0000000000000009e-4``, which would read as a tuned value)."""
+        params = self.space.from_unit(u)
+        if self.default_u is not None and np.array_equal(u, self.default_u):
+            assert self.default_params is not None
+            params = {name: self.default_params[name] for name in params}
+        return params
+
+    def n_candidates(self, n_iter: int, *, repeats_help: bool) -> int:
+        """``n_iter``, or the number of distinct candidates (the space's configurations and
+        the arm outside it) when a repeat tells nothing new (``repeats_help`` false: exact
+        scores) and the space has fewer, with scikit-learn's ``RandomizedSearchCV`` warning.
+        Under privacy a repeat is a fresh noisy report, so every candidate is kept."""
+        n_space = self.space.n_configurations
+        n_distinct = None if n_space is None else n_space + int(self.default_outside)
+        if repeats_help or n_distinct is None or n_iter <= n_distinct:
+            return n_iter
+        warnings.warn(
+            f"The total space of parameters {n_space} is smaller than n_iter={n_iter}. "
+            f"Running {n_distinct} iterations. For exhaustive searches, use GridSearchCV.",
+            UserWarning,
+            stacklevel=7,  # the user's fit: through the search's run and fit
+        )
+        return n_distinct
 
     def __len__(self) -> int:
         return len(self.values)

@@ -947,8 +947,8 @@ default="auto"
             noise_seed=f.privacy.noise_seed,
             default_params=f.default_params,
         )
-        outside = f.default_params is not None and bo.default_u is None
-        n_iter = self._distinct_candidates(int(self.n_iter), int(outside))
+        outside = bo.default_outside
+        n_iter = bo.n_candidates(int(self.n_iter), repeats_help=self._private)
         n_rounds = math.ceil(n_iter / q)
         sizes = [min(q, n_iter - r * q) for r in range(n_rounds)]
         results, failed = None, 0
@@ -956,7 +956,7 @@ default="auto"
             # the untuned estimator first: its point, or an arm outside the cube
             extra = [f.default_params] if outside and r == 0 else []
             U = bo.propose(r * q, size - len(extra))
-            candidates = [*extra, *(self._params_at(u) for u in U)]
+            candidates = [*extra, *(bo.params_at(u) for u in U)]
             batch = self._evaluate_batch(evaluate_candidates, candidates, round_ctx)
             failed += 0 if batch is not None else len(candidates) * self.n_splits_
             if batch is None and results is None and len(U):
@@ -1031,35 +1031,6 @@ default="auto"
                     "instead (PrivateSelectionSearchCV's permute-and-flip)."
                 )
             warnings.warn(advice, UserWarning, stacklevel=7)
-
-    def _params_at(self, u: np.ndarray) -> dict:
-        """The configuration at cube point ``u``; at the untuned estimator's point, its own
-        values as the estimator holds them (a log scale's decoding of ``1e-4`` is
-        ``1.0000000000000009e-4``, which would read as a tuned value)."""
-        f = self._fit
-        params = f.space.from_unit(u)
-        default_u = None if f.bo is None else f.bo.default_u
-        if default_u is not None and np.array_equal(u, default_u):
-            assert f.default_params is not None
-            params = {name: f.default_params[name] for name in params}
-        return params
-
-    def _distinct_candidates(self, n_iter: int, n_outside: int) -> int:
-        """``n_iter``, or the number of distinct candidates when exact scores make a repeat
-        useless and the space has fewer (``n_outside``: the untuned estimator's arm outside
-        it), with RandomizedSearchCV's warning. Under privacy a repeat is a fresh noisy
-        report, so every candidate is kept."""
-        n_space = self._fit.space.n_configurations
-        if self._private or n_space is None or n_iter <= n_space + n_outside:
-            return n_iter
-        n_distinct = n_space + n_outside
-        warnings.warn(
-            f"The total space of parameters {n_space} is smaller than n_iter={n_iter}. "
-            f"Running {n_distinct} iterations. For exhaustive searches, use GridSearchCV.",
-            UserWarning,
-            stacklevel=4,
-        )
-        return n_distinct
 
     def _noise_variance(self) -> float:
         """The variance of a released score's noise (score units)."""
