@@ -137,8 +137,9 @@ class FederatedSearch(BaseEstimator):
     The parties run Thompson sampling on shared random Fourier features over the search
     space's unit cube; a server aggregates their posterior samples per sub-region (distributed
     exploration) with Poisson subsampling, clipping and Gaussian noise (Dai, Low & Jaillet
-    2021, Alg. 1 and 2). Privacy model (docs/privacy.md, last row): ``(epsilon, delta)`` user-level
-    DP of the broadcasts; see the module docstring for who is trusted.
+    2021, Alg. 1 and 2). Privacy model (docs/privacy.md, "(epsilon, delta) user-level DP in
+    federated tuning"): ``(epsilon, delta)`` user-level DP of the broadcasts; see the module
+    docstring for who is trusted.
 
     Parameters
     ----------

@@ -190,16 +190,6 @@ class Selector:
     Used by :func:`private_selection` and by :class:`privtune.PrivateBOSearchCV` with
     ``release="best"``. Nothing but :meth:`best` leaves it.
 
-    Parameters
-    ----------
-    release : ScoreRelease
-        The release path of each candidate's score, over a Laplace curator at each
-        candidate's epsilon (:meth:`laplace` builds one).
-    maximize : bool, default=True
-    competitors : float, default=1.0
-        How many candidates the baseline is expected to compete with: the mean of ``K``, a
-        public number (``K`` itself is not, and nothing may depend on it but the output).
-
     A baseline (:meth:`offer_baseline`, the untuned estimator) is released once beside the
     candidates, and :meth:`best` keeps it unless the best candidate's released score exceeds
     its released score by :attr:`margin`, the quantile of the difference of two independent
@@ -210,6 +200,16 @@ class Selector:
     whose mean is ``competitors``). Both releases are published only through that comparison,
     which is post-processing: the cost is the selection's composed with one release
     (:func:`~privtune.privacy.composition.selection_epsilon` with ``baseline=True``).
+
+    Parameters
+    ----------
+    release : ScoreRelease
+        The release path of each candidate's score, over a Laplace curator at each
+        candidate's epsilon (:meth:`laplace` builds one).
+    maximize : bool, default=True
+    competitors : float, default=1.0
+        How many candidates the baseline is expected to compete with: the mean of ``K``, a
+        public number (``K`` itself is not, and nothing may depend on it but the output).
     """
 
     def __init__(
