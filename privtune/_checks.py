@@ -61,11 +61,11 @@ def check_float(
     above = v >= low if closed_low else v > low
     if not (math.isfinite(v) and above and (v <= high if closed_high else v < high)):
         if high == math.inf:
-            interval = f"{'>=' if closed_low else '>'} {low:g} (finite)"
+            allowed = f"a finite number {'>=' if closed_low else '>'} {low:g}"
         else:
             left = "[" if closed_low else "("
-            interval = f"{left}{low:g}, {high:g}{']' if closed_high else ')'}"
-        raise ValueError(f"{name} must be in {interval}, got {value!r}.")
+            allowed = f"in {left}{low:g}, {high:g}{']' if closed_high else ')'}"
+        raise ValueError(f"{name} must be {allowed}, got {value!r}.")
     return v
 
 

@@ -54,7 +54,7 @@ def test_a_delta_that_pays_for_everything_is_capped_at_the_total():
 @pytest.mark.parametrize(
     "args, match",
     [
-        ((0.0, 1e-6, 10), "epsilon must be in"),
+        ((0.0, 1e-6, 10), "epsilon must be a finite number > 0"),
         ((1.0, 1.0, 10), "delta must be in"),
         ((1.0, -1e-6, 10), "delta must be in"),
         ((1.0, 1e-6, 0), "n_reports must be an integer >= 1"),
