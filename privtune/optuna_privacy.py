@@ -338,22 +338,6 @@ class StudyPrivacy:
                 )
             return self.release
 
-    def released_by(self, study: Study) -> ScoreRelease:
-        """The release path of this worker, under the record unit bound from the study's
-        receipts when this process has not privatized an objective yet."""
-        if self.release is not None:
-            return self.release
-        for t in study._get_trials(deepcopy=False, states=None):
-            receipt = Receipt.from_attrs(t.user_attrs)
-            if receipt is not None:
-                return self.bind(PrivacyUnit.from_data(receipt.unit))
-        raise clean(
-            PrivacyError(
-                "privacy_unit='record' needs the number of validation records: call "
-                "sampler.privatize(RecordObjective(...)) before the study runs."
-            )
-        )
-
     def release_trial(self, trial, value) -> float:
         """Release ``trial``'s raw score through this worker's release path (once per trial,
         within its budget share) and store the receipt before Optuna stores the value."""

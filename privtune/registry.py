@@ -391,7 +391,9 @@ AUTO = {"exact": "gp-ucb", "ldp": "gp-ucb"}
 
 
 def check_algorithm(algorithm: str) -> str:
-    """Validate an algorithm name (one of :data:`REGISTRY`, or ``"auto"``)."""
+    """Validate an algorithm name (one of :data:`REGISTRY`, or ``"auto"``), once where it
+    enters (:func:`resolve_algorithm`, :func:`privtune.tuning.make_optimizer`); what receives
+    the resolved name indexes :data:`REGISTRY` directly."""
     if not isinstance(algorithm, str) or (algorithm not in REGISTRY and algorithm != "auto"):
         raise ValueError(
             f"algorithm must be 'auto' or one of {sorted(REGISTRY)}, got {algorithm!r}."

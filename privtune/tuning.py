@@ -51,7 +51,6 @@ __all__ = [
     "checked_optimizer_kwargs",
     "laplace_noise_var",
     "make_optimizer",
-    "privacy_model",
     "recommend",
     "resolve_algorithm",
     "warn_repeated_plays",
@@ -63,8 +62,9 @@ ALGORITHMS: dict[str, type[BaseOptimizer]] = {name: s.optimizer for name, s in R
 
 def warn_repeated_plays(algorithm: str, epsilon: float | None, *, stacklevel: int = 2) -> None:
     """Warn that ``"moma"`` without privacy evaluates each configuration ``k`` times for
-    nothing: exact scores repeat exactly, and the median of identical means is the mean."""
-    if REGISTRY[check_algorithm(algorithm)].repeated_plays and epsilon is None:
+    nothing: exact scores repeat exactly, and the median of identical means is the mean.
+    ``algorithm`` is a resolved name (:func:`resolve_algorithm`)."""
+    if REGISTRY[algorithm].repeated_plays and epsilon is None:
         warnings.warn(
             f"algorithm={algorithm!r} without epsilon plays each configuration k = 3 times; with "
             "exact scores the repeats are identical evaluations that cost time and teach "
@@ -89,12 +89,13 @@ def optimizer_parameters(cls: type[BaseOptimizer]) -> list[str]:
 
 
 def check_optimizer_kwargs(algorithm: str, optimizer_kwargs: dict[str, Any] | None) -> None:
-    """Refuse a key of ``optimizer_kwargs`` that the algorithm's optimizer does not take."""
+    """Refuse a key of ``optimizer_kwargs`` that the optimizer of ``algorithm`` (a resolved
+    name) does not take."""
     if optimizer_kwargs is None:
         return
     if not isinstance(optimizer_kwargs, dict):
         raise TypeError(f"optimizer_kwargs must be a dict, got {type(optimizer_kwargs).__name__}.")
-    cls = REGISTRY[check_algorithm(algorithm)].optimizer
+    cls = REGISTRY[algorithm].optimizer
     allowed = optimizer_parameters(cls)
     unknown = sorted(str(k) for k in optimizer_kwargs if k not in allowed)
     if unknown:
@@ -102,28 +103,6 @@ def check_optimizer_kwargs(algorithm: str, optimizer_kwargs: dict[str, Any] | No
             f"optimizer_kwargs has {unknown}, which algorithm={algorithm!r} "
             f"({cls.__name__}) does not take. Allowed keys: {allowed}."
         )
-
-
-def privacy_model(algorithm: str, epsilon: float | None) -> PrivacyModel | None:
-    """The privacy model (docs/privacy.md) ``algorithm`` runs under with ``epsilon``.
-
-    Parameters
-    ----------
-    algorithm : str
-        One of :data:`ALGORITHMS`.
-    epsilon : float or None
-        The privacy parameter (``alpha`` for the qff algorithms, which require it).
-
-    Returns
-    -------
-    PrivacyModel or None
-        ``None`` without ``epsilon``; ``"jdp"`` ((alpha, beta)-joint DP, ``"qff-jdp"``: a
-        trusted privatizer holds the raw scores and only the statistics it releases reach
-        the learner); ``"local-jdp"`` ((alpha, beta)-local joint DP, ``"qff-ldp"``: each
-        score is released with Gaussian noise where it is computed); ``"ldp"`` (epsilon-LDP
-        on scores through the Laplace curator: every other algorithm).
-    """
-    return REGISTRY[check_algorithm(algorithm)].privacy_model(epsilon)
 
 
 def checked_optimizer_kwargs(
@@ -318,10 +297,10 @@ class RewardScale:
 
     @classmethod
     def for_algorithm(cls, algorithm: str, epsilon, value_range, *, maximize: bool) -> RewardScale:
-        """The fixed scale of ``value_range`` for ``algorithm``: rewards in ``[0, 1]`` for the
-        algorithms whose registry entry says so (the qff ones), clipped there for joint DP (its
-        privatizer sees raw scores)."""
-        spec = REGISTRY[check_algorithm(algorithm)]
+        """The fixed scale of ``value_range`` for ``algorithm`` (a resolved name): rewards in
+        ``[0, 1]`` for the algorithms whose registry entry says so (the qff ones), clipped there
+        for joint DP (its privatizer sees raw scores)."""
+        spec = REGISTRY[algorithm]
         return cls.from_range(
             value_range,
             maximize=maximize,

@@ -147,11 +147,6 @@ class FederatedRunner:
         self.records: list[RoundRecord] = []
         self._broadcast: np.ndarray | None = None
 
-    @property
-    def rounds_done(self) -> int:
-        """Rounds run so far."""
-        return len(self.records)
-
     def _sends(self, t: int, n_iter: int) -> bool:
         if self.server is None or t >= n_iter:
             return False
