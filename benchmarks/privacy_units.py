@@ -283,8 +283,9 @@ def run_one(
         t_random = time.perf_counter() - t0
         # the library's own proposals (PrivateBOSearchCV(release="best") under the record unit)
         search = _proposer(model, seed, n_iter)
-        proposals, training = propose_candidates(search, "accuracy", X, y, None, train)
-        proposed = [_evaluate(*args, params, *data) for params in proposals]
+        offered = propose_candidates(search, "accuracy", X, y, None, train)
+        proposed = [_evaluate(*args, params, *data) for params in offered.params]
+        training = [offered.untuned_training, *offered.training]
     return {
         "model": model,
         "dataset": dataset,

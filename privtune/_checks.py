@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 from typing import Any
 
 import numpy as np
 
-__all__ = ["UNSET", "check_bool", "check_float", "check_int", "check_seed", "renamed"]
+__all__ = [
+    "UNSET",
+    "check_bool",
+    "check_float",
+    "check_int",
+    "check_seed",
+    "renamed",
+    "user_stacklevel",
+]
 
 
 def check_int(name: str, value, minimum: int = 1) -> int:
@@ -100,3 +110,15 @@ def renamed(owner: str, old: str, new: str, old_value, new_value, default):
         stacklevel=3,
     )
     return old_value
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` at which a warning raised by the caller points at the first frame
+    outside privtune (the user's call, whatever path inside privtune led to the warning)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

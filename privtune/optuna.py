@@ -342,7 +342,10 @@ class PrivateGPUCBSampler(BaseSampler):
         n_trials: int | None = None,
         privacy_unit: str = "score",
     ) -> None:
-        if privacy_budget is None and n_trials is not None:
+        # under the record unit the budget is one choice's, and n_trials only the study's
+        # length (optimize's default); otherwise the reports a budget is spread over
+        chooses = privacy_unit == "record" and (epsilon is not None or privacy_budget is not None)
+        if privacy_budget is None and n_trials is not None and not chooses:
             raise ValueError(
                 "n_trials is the number of reports privacy_budget is spread over; without "
                 "privacy_budget it has no effect. Pass both, or neither (then the number of "
@@ -360,16 +363,18 @@ class PrivateGPUCBSampler(BaseSampler):
             value_range=value_range,
             privacy_unit=privacy_unit,
             n_reports=n_trials,
+            kind="choice" if chooses else "scores",
             noise_seed=noise_seed,
             optimizer_kwargs=optimizer_kwargs,
             require_range=True,
         )
+        self._n_trials = None if n_trials is None else check_int("n_trials", n_trials)
         self.algorithm = self.plan.algorithm
         self.optimizer_kwargs = checked_optimizer_kwargs(
-            self.algorithm, optimizer_kwargs, self.plan.epsilon
+            self.algorithm, optimizer_kwargs, self.plan.model_epsilon
         )
         self.heavy_tailed = heavy_tailed  # checked by the engine, built below
-        warn_repeated_plays(self.algorithm, self.plan.epsilon, stacklevel=3)
+        warn_repeated_plays(self.algorithm, self.plan.model_epsilon, stacklevel=3)
         self.n_startup_trials = check_int("n_startup_trials", n_startup_trials, minimum=0)
         self.seed = check_seed("seed", seed)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
@@ -394,7 +399,9 @@ class PrivateGPUCBSampler(BaseSampler):
         #: (study, trial number) of the start-up trials left to independent_sampler
         self._startup: set[tuple[str, int]] = set()
         #: The privacy protocol of the studies this sampler runs.
-        self._privacy = StudyPrivacy(self.plan, lock=self._lock, on_bind=self._bound)
+        self._privacy = StudyPrivacy(
+            self.plan, lock=self._lock, on_bind=self._bound, n_trials=self._n_trials
+        )
         self._init_model()
 
     def _bound(self, plan: PrivacyPlan) -> None:
@@ -426,8 +433,9 @@ class PrivateGPUCBSampler(BaseSampler):
 
     @property
     def n_trials(self) -> int | None:
-        """The number of reports the total budget covers (``None`` without one)."""
-        return None if self.plan.budget is None else self.plan.budget.n_reports
+        """The number of trials :meth:`optimize` runs by default: the reports a total budget
+        covers, or under the record unit the ``n_trials`` given (``None``: Optuna's)."""
+        return self._n_trials
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -706,6 +714,11 @@ class PrivateGPUCBSampler(BaseSampler):
         -------
         optuna.trial.FrozenTrial
         """
+        if self.plan.chooses:
+            number = self._privacy.choose(study, baseline)["trial"]
+            return study._storage.get_trial(
+                study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
+            )
         return self._recommend(study, baseline)[0]
 
     def pick(self, study: Study, baseline: int | None = None) -> Pick:
@@ -803,6 +816,8 @@ class PrivateGPUCBSampler(BaseSampler):
             (conditional parameters): those of the first trial, in completion order, evaluated
             at the recommended configuration.
         """
+        if self.plan.chooses:
+            return dict(self._privacy.choose(study, baseline)["params"])
         return dict(self.recommend_trial(study, baseline).params)
 
     def privacy_report(self, study: Study, delta: float | None = None) -> dict[str, Any]:
@@ -849,6 +864,8 @@ class PrivateGPUCBSampler(BaseSampler):
             headline numbers are the largest owner's (``owner``).
         """
         self._privacy.verify_study(study)
+        if self.plan.chooses:
+            return self._privacy.choice_report(study)
         if self.privacy_model == PrivacyModel.JDP:
             completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             ledger = self.plan.joint_dp_ledger(len(completed), owner=study.study_name)

@@ -14,6 +14,10 @@ here, in :class:`StudyPrivacy`, one per sampler:
 - the count of a total budget in the study's storage (a claim written before a trial computes
   anything, every claim and receipt counted after it);
 - the record unit's number of validation records, bound from the objective or the study;
+- the record unit's one private choice (:meth:`StudyPrivacy.choose`): the trials store
+  training-record scores, and the choice among them on the validation records is made once,
+  in the data owner's process, claimed in the study's storage before any validation record is
+  read (:mod:`privtune.record_choice`);
 - the qff algorithms' per-study noise seed, and the ledger a privacy report is rebuilt from.
 
 It works on Optuna's storage; the arithmetic (composition, noise, receipts) is
@@ -27,26 +31,39 @@ import functools
 import logging
 import math
 import threading
+import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from optuna.storages._cached_storage import _CachedStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from ._checks import user_stacklevel
 from .plan import PrivacyPlan
 from .privacy import BudgetExhaustedError, PrivacyError, PrivacyLedger, Receipt
+from .privacy.budget import one_shot_resolution
 from .privacy.claims import ReportState, count_reports, describe_budget
-from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER
+from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER, digest
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean
 from .privacy.withhold import release as withhold_release
+from .record_choice import choose, proposals, shortlist
 from .records import RecordObjective
 from .registry import PrivacyModel
 
-__all__ = ["ATTR_CLAIM", "ATTR_NOISE_SEED", "ATTR_REFUSED", "StudyPrivacy"]
+__all__ = [
+    "ATTR_CHOICE",
+    "ATTR_CLAIM",
+    "ATTR_NOISE_SEED",
+    "ATTR_REFUSED",
+    "ATTR_TRAINING",
+    "StudyPrivacy",
+]
 
 _logger = logging.getLogger("privtune.optuna")
 
@@ -66,6 +83,16 @@ ATTR_FIT = "privtune:estimator_epsilon"
 
 #: Trial system attribute: the claim was refused (the trial released nothing and never will).
 ATTR_REFUSED = "privtune:budget_refused"
+
+#: Trial user attribute, under the record unit's choice: what the stored value is (the
+#: objective's score on the training records) and its fingerprint, written before Optuna
+#: stores the value, so that a value told by other means is refused.
+ATTR_TRAINING = "privtune:training_score"
+
+#: Study system attribute prefix, under the record unit's choice: one process's claim of the
+#: study's one private choice (``state`` "claimed", "done" or "withdrawn"; when done, the
+#: pick's trial and parameters and the privacy report: no score).
+ATTR_CHOICE = "privtune:record_choice:"
 
 #: The id of the trial whose privatized objective runs in this thread (``None``: none does).
 _PRIVATIZED_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -163,6 +190,9 @@ class StudyPrivacy:
     on_bind : callable
         Called with the bound plan when the record unit's number of validation records
         becomes known (the sampler rebuilds its model for the noise it will be told).
+    n_trials : int, optional
+        The trials planned: under the record unit's choice, the most candidates it can have,
+        which the resolution warning counts.
     """
 
     def __init__(
@@ -171,8 +201,10 @@ class StudyPrivacy:
         *,
         lock: threading.RLock,
         on_bind: Callable[[PrivacyPlan], None],
+        n_trials: int | None = None,
     ) -> None:
         self.plan = plan
+        self.n_trials = n_trials
         self._lock = lock
         self.on_bind = on_bind
         self._verified: dict[tuple, set[int]] = {}  # per study: trial ids already verified
@@ -180,12 +212,17 @@ class StudyPrivacy:
         self._granted: set[int] = set()  # trial ids whose budget claim this process granted
         #: The estimator's own guarantee per fit, from a RecordObjective (end to end).
         self.fit_guarantee: tuple[float, float] | None = None
+        #: The record unit's choice: the objective whose validation records the choice reads
+        #: (only in the process that privatized it; never stored or pickled).
+        self.owner: RecordObjective | None = None
         #: The release in the objective's process (None: raw scores, for jdp or no privacy;
         #: or the record unit before the number of validation records is known).
         self.release: ScoreRelease | None = self._make_release()
 
     def _make_release(self) -> ScoreRelease | None:
-        return None if self.plan.unit is None else self.plan.release()
+        if self.plan.unit is None or self.plan.chooses:
+            return None
+        return self.plan.release()
 
     def wrap(self, objective: Callable[..., float]) -> Callable[..., float]:
         """The privatized objective (:meth:`privtune.PrivateGPUCBSampler.privatize`)."""
@@ -204,8 +241,19 @@ class StudyPrivacy:
                     f"(scoring={objective.metric.name!r}); pass value_range="
                     f"{objective.value_range}."
                 )
+            if self.plan.chooses and objective.fit_guarantee is not None:
+                raise ValueError(
+                    "estimator_epsilon is not available with the Optuna sampler under "
+                    "privacy_unit='record': the trials store exact scores of the training "
+                    "records, which the estimator's guarantee would have to cover. Tune a "
+                    "differentially private estimator with PrivateBOSearchCV(..., "
+                    "privacy_unit='record', estimator_epsilon=...), which draws its candidates "
+                    "from the space."
+                )
             self.bind(objective.unit)
             self.fit_guarantee = objective.fit_guarantee
+            if self.plan.chooses:
+                return self._wrap_training(objective)
 
         @functools.wraps(objective)
         def private_objective(trial):
@@ -224,6 +272,45 @@ class StudyPrivacy:
             return self.release_trial(trial, value)
 
         return private_objective
+
+    def _wrap_training(self, objective: RecordObjective) -> Callable[..., float]:
+        """The record unit's choice: the objective's score on the training records is what
+        Optuna stores (public under this unit), fingerprinted so that a value told by other
+        means is refused; the objective stays in this process for the choice."""
+        if self.owner is None and self.n_trials is not None:
+            self._say_resolution(self.n_trials)
+        self.owner = objective
+
+        @functools.wraps(objective)
+        def training_objective(trial):
+            token = _PRIVATIZED_TRIAL.set(getattr(trial, "_trial_id", None))
+            try:
+                # reads the training records only: its errors keep their message
+                value = objective(_PrivateTrial(trial))
+            finally:
+                _PRIVATIZED_TRIAL.reset(token)
+            y = as_score(value, self.plan.value_range)
+            if math.isfinite(y):
+                trial.set_user_attr(ATTR_TRAINING, {"cv": objective.cv, "digest": digest(y)})
+            return y
+
+        return training_objective
+
+    def _say_resolution(self, n_trials: int) -> None:
+        """Before any data are read: warn when a choice among up to ``n_trials`` candidates
+        cannot resolve one point of the score's range, saying what would (the searches'
+        warning)."""
+        unit, declared = self.plan.unit, self.plan.value_range
+        assert unit is not None and declared is not None
+        plan = self.plan.one_shot_plan(max(n_trials - 1, 0), baseline=True)
+        _, advice = one_shot_resolution(
+            plan,
+            sensitivity=unit.sensitivity(declared),
+            width=declared[1] - declared[0],
+            n_val=unit.n_val,
+        )
+        if advice is not None:
+            warnings.warn(advice, UserWarning, stacklevel=user_stacklevel())
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         """Fail closed before ``trial`` computes anything; claim its budget share."""
@@ -315,18 +402,21 @@ class StudyPrivacy:
 
     @property
     def private(self) -> bool:
-        """Whether the objective's scores are released through a curator (epsilon-LDP,
-        local joint DP or the record unit), so that Optuna may store only released values."""
-        return self.plan.releases_scores
+        """Whether Optuna may store only values that came through the privatized objective:
+        the scores released through a curator (epsilon-LDP, local joint DP), or, under the
+        record unit's choice, the training-record scores the choice's candidates are
+        fixed by."""
+        return self.plan.releases_scores or self.plan.chooses
 
     def bind(self, unit: PrivacyUnit) -> ScoreRelease:
         """Take the record unit's ``n_val`` (from the objective or the study), once."""
         with self._lock:
             if self.plan.n_val is None and unit.n_val is not None:
                 self.plan = self.plan.bound(unit.n_val)
-                self.release = self._make_release()
+                self.release = None if self.plan.chooses else self._make_release()
                 self.on_bind(self.plan)
-            if self.release is None or unit != self.release.unit:
+            bound = self.plan.unit if self.plan.chooses else getattr(self.release, "unit", None)
+            if bound is None or unit != bound:
                 raise clean(
                     PrivacyError(
                         f"This sampler releases under privacy_unit={self.plan.unit_kind!r}"
@@ -336,7 +426,7 @@ class StudyPrivacy:
                         "the same unit."
                     )
                 )
-            return self.release
+            return self.release  # type: ignore[return-value]
 
     def release_trial(self, trial, value) -> float:
         """Release ``trial``'s raw score through this worker's release path (once per trial,
@@ -396,6 +486,11 @@ class StudyPrivacy:
         """Fail closed: ``value`` must be the one :meth:`privatize` released for ``trial``: its
         stored receipt is the one this sampler's curator issues for ``value``."""
         assert self.private  # verified only with a curator
+        if self.plan.chooses:
+            tag = trial.user_attrs.get(ATTR_TRAINING)
+            if not isinstance(tag, dict) or tag.get("digest") != digest(value):
+                self.refuse_raw(trial)
+            return
         claim = trial.system_attrs.get(ATTR_CLAIM)
         budget = None if self.plan.budget is None else self.plan.budget.to_attrs()
         if claim is not None and claim != budget:
@@ -413,6 +508,15 @@ class StudyPrivacy:
         release.check(receipt, value, f"Trial {trial.number}")
 
     def refuse_raw(self, trial: FrozenTrial) -> None:
+        if self.plan.chooses:
+            raise PrivacyError(
+                f"Trial {trial.number} completed with a value that did not come through this "
+                "sampler's RecordObjective (its score on the training records). Under "
+                "privacy_unit='record' run sampler.optimize(study, objective) and do not tell "
+                "or add values: the choice's candidates must be fixed by the training records "
+                "alone. The sampler refuses to learn from this study; its storage may hold a "
+                "score of the validation records in that trial."
+            )
         raise PrivacyError(
             f"Trial {trial.number} completed with a value that did not come through this "
             f"sampler's curator (epsilon={self.plan.epsilon}, "
@@ -438,7 +542,11 @@ class StudyPrivacy:
         (it would store a raw score beside privatized ones): refused before the trial computes
         anything."""
         for t in study._get_trials(deepcopy=False, states=None, use_cache=True):
-            if ATTR_DIGEST in t.user_attrs or ATTR_CLAIM in t.system_attrs:
+            if (
+                ATTR_DIGEST in t.user_attrs
+                or ATTR_CLAIM in t.system_attrs
+                or (ATTR_TRAINING in t.user_attrs)
+            ):
                 raise PrivacyError(
                     f"Study {study.study_name!r} holds privatized trials (trial {t.number} "
                     f"carries a privtune receipt or budget claim), and this {type(self).__name__} "
@@ -485,6 +593,162 @@ class StudyPrivacy:
             "the study releases nothing more. Plan a new budget (privtune.privacy.plan_budget) "
             "for more trials."
         )
+
+    # -- the record unit's one private choice ---------------------------------------------------
+    def choose(self, study: Study, baseline: int | None) -> dict[str, Any]:
+        """The study's one private choice among its trials (the record unit), made once.
+
+        The trials' stored values are their scores on the training records. Their
+        configurations, in trial order, are the proposals; with ``baseline`` (the number of
+        the untuned configuration's trial) those that score below it there are dropped, and
+        one permute-and-flip choice among the rest, on the validation records, spends the
+        whole budget (:mod:`privtune.record_choice`). The choice is claimed in the study's
+        storage before any validation record is read, so that whatever the workers, at most
+        one is made; a later call returns it. Only the pick leaves: its trial's number and
+        parameters, and the privacy report.
+
+        Returns
+        -------
+        dict
+            The stored choice: ``trial``, ``params``, ``report``.
+        """
+        done = self._stored_choice(study)
+        if done is not None:
+            return done
+        if self.owner is None:
+            raise PrivacyError(
+                "recommend makes the study's one private choice on the validation records: "
+                "call it in the process that ran sampler.optimize(study, objective) with the "
+                "RecordObjective (the validation records stay there)."
+            )
+        trials = [
+            t
+            for t in study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if t.value is not None and math.isfinite(t.value)
+        ]
+        if not trials:
+            raise ValueError("recommend needs at least one completed trial in the study.")
+        self.verify_trials(study, trials)
+        if baseline is not None and baseline not in {t.number for t in trials}:
+            raise ValueError(
+                f"baseline={baseline!r} is not the number of a completed trial of the study."
+            )
+        short = shortlist(
+            proposals(
+                [(t.number, t.params, float(t.values[0])) for t in trials], untuned_key=baseline
+            )
+        )
+        one_shot = self.plan.one_shot_plan(short.n_candidates, baseline=short.baseline)
+        key = self._claim_choice(study)  # before any validation record is read
+        try:
+            from optuna.trial import FixedTrial
+
+            validation = self.owner.validation_scores(
+                [
+                    FixedTrial(dict(p), number=k)
+                    for p, k in zip(short.candidates, short.keys, strict=True)
+                ]
+            )
+            if not np.any(np.isfinite(validation)):
+                raise PrivacyError(
+                    "Every candidate's fit or prediction failed on the validation records: no "
+                    "choice was made. The claim counts as spent."
+                )
+            assert self.plan.value_range is not None
+            picked = choose(self.plan, one_shot, validation.tolist(), self.plan.value_range)
+        except PrivacyError:
+            raise
+        except BaseException as exc:
+            raise withhold_release(exc, self.plan.setting) from None
+        trial_number = short.keys[picked.index]
+        report = one_shot.report(self.plan.unit, self.plan.value_range, picked.sampler)
+        report["candidates"] = (
+            f"the {len(trials)} completed trials' configurations, "
+            + short.describe(len(self.owner.y_train))
+        )
+        if self.plan.privacy_budget is not None:
+            report["budget_epsilon"], report["budget_delta"] = self.plan.privacy_budget
+        done = {
+            "state": "done",
+            "trial": int(trial_number),
+            "params": dict(short.candidates[picked.index]),
+            "report": report,
+        }
+        study._storage.set_study_system_attr(study._study_id, key, done)
+        return done
+
+    def _choices(self, study: Study) -> dict[str, dict[str, Any]]:
+        """Every claim of the study's choice, read past Optuna's cache."""
+        storage = study._storage
+        if isinstance(storage, _CachedStorage):
+            storage = storage._backend
+        attrs = storage.get_study_system_attrs(study._study_id)
+        return {k: v for k, v in attrs.items() if k.startswith(ATTR_CHOICE)}
+
+    def _stored_choice(self, study: Study) -> dict[str, Any] | None:
+        """The study's choice when it was made; a claim that was never finished refuses
+        another (it may have read the validation records: it counts as spent)."""
+        claims = [c for c in self._choices(study).values() if c.get("state") != "withdrawn"]
+        for claim in claims:
+            if claim.get("state") == "done":
+                return claim
+        if claims:
+            raise PrivacyError(
+                f"The private choice of study {study.study_name!r} was claimed by another "
+                "process and not finished (still running, or stopped): it counts as spent, and "
+                "a second choice would spend the budget again. Wait for it, or start a new "
+                "study (a second study on the same validation records composes with this one)."
+            )
+        return None
+
+    def _claim_choice(self, study: Study) -> str:
+        """Claim the study's choice, or refuse: write a claim, then read every claim back.
+        Of two claims the later one's read sees the earlier one, so at most one goes on; a
+        race may refuse both (each withdrawn: nothing was read, a retry may claim again)."""
+        key = ATTR_CHOICE + uuid.uuid4().hex
+        storage = study._storage
+        storage.set_study_system_attr(study._study_id, key, {"state": "claimed"})
+        others = {
+            k: c
+            for k, c in self._choices(study).items()
+            if k != key and c.get("state") != "withdrawn"
+        }
+        if others:
+            storage.set_study_system_attr(study._study_id, key, {"state": "withdrawn"})
+            raise PrivacyError(
+                f"Another process claimed the private choice of study {study.study_name!r} at "
+                "the same time; this one withdrew before reading any validation record. Call "
+                "recommend again once the other has finished: it returns that choice."
+            )
+        return key
+
+    def choice_report(self, study: Study) -> dict[str, Any]:
+        """The privacy report of the record unit's choice: the choice's once made (every
+        claim that was not withdrawn counts), else what it will spend."""
+        claims = [c for c in self._choices(study).values() if c.get("state") != "withdrawn"]
+        done = [c for c in claims if c.get("state") == "done"]
+        if done:
+            report = dict(done[0]["report"])
+            if len(claims) > 1:  # a claim that never finished counts too
+                report["epsilon"] = report["epsilon"] * len(claims)
+                report["n_choices_claimed"] = len(claims)
+            return report
+        unit = self.plan.unit
+        epsilon = self.plan.one_shot_plan(1, baseline=True).epsilon
+        report = {
+            "release": "best",
+            "mechanism": "permute-and-flip",
+            "privacy_unit": self.plan.unit_kind,
+            "epsilon": epsilon * len(claims),
+            "delta": 0.0,
+            "choice": "claimed, not finished" if claims else "not made yet (recommend makes it)",
+        }
+        if unit is not None:
+            report["n_val"] = unit.n_val
+            report["protects"] = unit.protects(epsilon * len(claims), 0.0)
+        if self.plan.privacy_budget is not None:
+            report["budget_epsilon"], report["budget_delta"] = self.plan.privacy_budget
+        return report
 
     def study_noise_seed(self, study: Study) -> int | None:
         """The seed of the qff algorithms' privacy noise for ``study``, the same in every worker.

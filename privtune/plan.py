@@ -32,7 +32,13 @@ from .privacy.curator import GaussianCurator, LaplaceCurator
 from .privacy.errors import check_budget_pair, check_epsilon, check_value_range
 from .privacy.gaussian import check_alpha_beta, local_jdp_noise_std
 from .privacy.ledger import PrivacyLedger
-from .privacy.oneshot import OneShotChoice, one_shot_choice
+from .privacy.oneshot import (
+    DEFAULT_MECHANISM,
+    UNTUNED_HEAD_START,
+    OneShotChoice,
+    OneShotPlan,
+    one_shot_choice,
+)
 from .privacy.release import ScoreRelease
 from .privacy.units import UNITS, PrivacyUnit
 from .registry import QFF_DEFAULT_BETA, REGISTRY, AlgorithmSpec, PrivacyModel, resolve_algorithm
@@ -66,6 +72,11 @@ class PrivacyPlan:
         ``value_range`` checked, as ``{metric: (lo, hi)}``; the key ``None`` stands for the
         optimized score (a pair given alone). Empty without a range.
     unit_kind : {"score", "record"}
+    kind : {"scores", "choice"}
+        What the tuner publishes: ``"scores"``, every score released through a curator (a
+        budget spread over the planned reports); ``"choice"``, one private choice among
+        candidates fixed in advance (a budget is the choice's whole, and no score is released
+        where it is computed: the record unit's choice, private selection).
     n_val : int or None
         The record unit's number of validation records, once known (:meth:`bound`).
     noise_seed : int or None
@@ -80,6 +91,7 @@ class PrivacyPlan:
     budget: PrivacyBudget | None = None
     ranges: Ranges = field(default_factory=dict)
     unit_kind: str = "score"
+    kind: str = "scores"
     n_val: int | None = None
     noise_seed: int | None = None
     privacy_beta: float = QFF_DEFAULT_BETA
@@ -95,7 +107,7 @@ class PrivacyPlan:
         value_range: Any = None,
         privacy_unit: Any = "score",
         n_reports: int | Callable[[Ranges], int] | None = None,
-        spread: bool = True,
+        kind: str = "scores",
         noise_seed: int | None = None,
         optimizer_kwargs: Mapping[str, Any] | None = None,
         by_metric: bool = False,
@@ -126,9 +138,10 @@ class PrivacyPlan:
             The planned number of reports a ``privacy_budget`` is spread over (required with a
             budget that is spread), or a function of the checked ranges that gives it (a search
             releases one report per candidate and named metric).
-        spread : bool, default=True
-            Spread ``privacy_budget`` over ``n_reports``. ``False``: the budget is the whole
-            publication's (private selection), and :attr:`epsilon` stays ``None`` with it.
+        kind : {"scores", "choice"}, default="scores"
+            ``"scores"``: ``privacy_budget`` is spread over ``n_reports``. ``"choice"``: the
+            budget is the whole publication's (one private choice), and :attr:`epsilon` stays
+            ``None`` with it.
         noise_seed : int, optional
             The noise's seed, carried as it is (the adapter checks it under its own name).
         optimizer_kwargs : mapping, optional
@@ -198,8 +211,10 @@ class PrivacyPlan:
                 "(each score released with Gaussian noise, Dubey's local joint DP), or "
                 f"PrivateGPUCBSampler({algorithm!r}, ...) with an Optuna storage you trust."
             )
+        if kind not in ("scores", "choice"):
+            raise ValueError(f"kind must be 'scores' or 'choice', got {kind!r}.")
         budget = None
-        if pair is not None and spread:
+        if pair is not None and kind == "scores":
             if n_reports is None:
                 raise ValueError(
                     f"{n_name} is required with privacy_budget: the budget is spread over the "
@@ -224,6 +239,7 @@ class PrivacyPlan:
             budget=budget,
             ranges=ranges,
             unit_kind=privacy_unit,
+            kind=kind,
             noise_seed=noise_seed,
             privacy_beta=beta,
         )
@@ -251,8 +267,15 @@ class PrivacyPlan:
     @property
     def releases_scores(self) -> bool:
         """Whether each score is released through a curator where it is computed (LDP,
-        local joint DP, the record unit); not without privacy nor under joint DP."""
-        return self.epsilon is not None and self.spec.curator is not None
+        local joint DP, the record unit's every-score release); not without privacy, under
+        joint DP, nor when the plan publishes one choice."""
+        return self.kind == "scores" and self.epsilon is not None and self.spec.curator is not None
+
+    @property
+    def chooses(self) -> bool:
+        """Whether the plan publishes one private choice among candidates fixed in advance
+        (:mod:`privtune.record_choice`)."""
+        return self.kind == "choice" and self.private
 
     @property
     def setting(self) -> str:
@@ -286,6 +309,8 @@ class PrivacyPlan:
         than the score's range over epsilon. The reward scale, the noise variance and the
         papers' truncation parameters read it, so the model learns from the noise it is
         actually told."""
+        if self.kind == "choice":
+            return None  # the model learns from exact scores; only the choice is private
         if self.epsilon is None or self.unit_kind != "record" or self.n_val is None:
             return self.epsilon
         return self.epsilon * self.n_val
@@ -377,6 +402,29 @@ class PrivacyPlan:
             mechanism=mechanism,
             noise_seed=self.noise_seed,
             head_start=head_start(sensitivity),
+        )
+
+    def one_shot_plan(
+        self,
+        n_candidates: int,
+        *,
+        baseline: bool,
+        mechanism: str = DEFAULT_MECHANISM,
+        score_share: float = 0.0,
+        head_start: float = UNTUNED_HEAD_START,
+    ) -> OneShotPlan:
+        """What one private choice among ``n_candidates`` (and the untuned configuration,
+        with ``baseline``) spends: the plan's whole ``epsilon`` or ``privacy_budget``, of which
+        ``score_share`` publishes the pick's score (:class:`~privtune.privacy.oneshot.
+        OneShotPlan`)."""
+        return OneShotPlan.from_args(
+            mechanism,
+            self.epsilon,
+            self.privacy_budget,
+            score_share,
+            n_candidates,
+            baseline=baseline,
+            head_start=head_start,
         )
 
     def meter(self) -> BudgetMeter | None:

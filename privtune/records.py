@@ -28,12 +28,14 @@ explained variance (divided by the validation targets' own variance), and any ca
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ._checks import check_int
 from .privacy.errors import check_budget_pair, check_epsilon, check_value_range
 from .privacy.units import PrivacyUnit
 
@@ -211,17 +213,20 @@ def record_metric(
 
 
 class RecordObjective:
-    """An Optuna objective that scores on a hold-out set under the record unit.
+    """An Optuna objective under the record unit: training records that propose, validation
+    records that the one private choice reads.
 
     ``objective(trial)`` builds an estimator with ``make_estimator(trial)`` (which calls the
-    trial's ``suggest_*``), fits it on the training data and returns the record-level metric on
-    the validation data. Pass it to :meth:`privtune.PrivateGPUCBSampler.privatize` (or
-    :func:`privtune.optimize`) with ``privacy_unit="record"``: the sampler reads the number of
-    validation records and the per-record range from it, so the sensitivity of every released
-    score is ``(hi - lo) / n_val`` by construction.
+    trial's ``suggest_*``) and returns its ``cv``-fold cross-validated record-level metric on
+    the **training** records: the value Optuna stores, which reads no validation record. Pass
+    it to :meth:`privtune.PrivateGPUCBSampler.optimize` with ``privacy_unit="record"``: the
+    sampler proposes from those scores, and :meth:`~privtune.PrivateGPUCBSampler.recommend`
+    makes one private choice among the trials on the validation records
+    (:meth:`validation_scores`, read in this process only), whose sensitivity is
+    ``(hi - lo) / n_val`` by construction (:mod:`privtune.record_choice`).
 
-    Protected: each of the ``n_val`` validation records. The training records are protected
-    only when the estimator is differentially private itself.
+    Protected: each of the ``n_val`` validation records. The training records are not: the
+    stored values are computed from them exactly.
 
     Parameters
     ----------
@@ -236,13 +241,17 @@ class RecordObjective:
         A name of :data:`RECORD_METRICS`.
     value_range : tuple of float, optional
         The per-record range (:func:`record_metric`).
+    cv : int, default=3
+        The folds of the training records that score a trial (stratified for a classifier,
+        not shuffled: every trial is scored on the same folds).
     estimator_epsilon : float or tuple of float, optional
         The estimator's own guarantee when it is differentially private itself: each fit is
-        ``epsilon``-DP (or ``(epsilon, delta)``-DP) in the training records. The sampler's
-        privacy report then covers the training records too, end to end (one fit per trial;
-        :func:`privtune.privacy.composition.end_to_end`). privtune cannot check the claim,
-        except that a diffprivlib model must not read its bounds from the data
-        (:func:`check_public_bounds`, before each fit).
+        ``epsilon``-DP (or ``(epsilon, delta)``-DP) in the training records. The sampler
+        refuses it: its trials store exact scores of the training records, which such a
+        guarantee would have to cover (:class:`privtune.PrivateBOSearchCV` with
+        ``estimator_epsilon`` draws its candidates from the space instead). privtune cannot
+        check the claim, except that a diffprivlib model must not read its bounds from the
+        data (:func:`check_public_bounds`, before each fit).
 
     Attributes
     ----------
@@ -262,6 +271,7 @@ class RecordObjective:
         *,
         scoring: str = "accuracy",
         value_range: Any = None,
+        cv: int = 3,
         estimator_epsilon: float | tuple[float, float] | None = None,
     ) -> None:
         if not callable(make_estimator):
@@ -286,6 +296,7 @@ class RecordObjective:
         self.metric: RecordMetric = record_metric(scoring, None, checked)
         self.n_val: int = int(n_val)
         self.unit: PrivacyUnit = PrivacyUnit.record(self.n_val)
+        self.cv: int = check_int("cv", cv, minimum=2)
         self.estimator_epsilon = estimator_epsilon
         #: The estimator's own guarantee per fit, ``(epsilon, delta)``, or ``None``.
         self.fit_guarantee: tuple[float, float] | None = None
@@ -300,11 +311,52 @@ class RecordObjective:
         return self.metric.value_range
 
     def __call__(self, trial: Any) -> float:
+        """The trial's ``cv``-fold cross-validated score on the training records (no
+        validation record is read)."""
+        from sklearn.base import clone, is_classifier
+        from sklearn.model_selection import check_cv
+        from sklearn.utils import _safe_indexing
+
+        estimator = self._estimator(trial)
+        folds = check_cv(self.cv, self.y_train, classifier=is_classifier(estimator))
+        scores = []
+        for fit, score in folds.split(self.X_train, self.y_train):
+            model = clone(estimator).fit(
+                _safe_indexing(self.X_train, fit), _safe_indexing(self.y_train, fit)
+            )
+            scores.append(
+                self.metric(
+                    model, _safe_indexing(self.X_train, score), _safe_indexing(self.y_train, score)
+                )
+            )
+        return float(np.mean(scores))
+
+    def validation_scores(self, trials: Sequence[Any]) -> np.ndarray:
+        """Each trial's score on the validation records, its estimator fitted on every
+        training record: what the one private choice reads, in the data owner's process only.
+
+        ``trials`` are what ``make_estimator`` takes (an adapter passes Optuna's
+        ``FixedTrial`` of each candidate's parameters). A fit or a prediction that fails
+        scores NaN (the choice counts it as the worst end of the range), and warnings are
+        silenced: what they say could depend on the validation records. Never store, print or
+        log what this returns.
+        """
+        out = np.full(len(trials), np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i, trial in enumerate(trials):
+                try:
+                    model = self._estimator(trial).fit(self.X_train, self.y_train)
+                    out[i] = self.metric(model, self.X_val, self.y_val)
+                except Exception:  # a failed candidate is the worst one, as in a search
+                    out[i] = np.nan
+        return out
+
+    def _estimator(self, trial: Any) -> Any:
         estimator = self.make_estimator(trial)
         if self.fit_guarantee is not None:
             check_public_bounds(estimator)  # before the fit reads anything
-        estimator.fit(self.X_train, self.y_train)
-        return self.metric(estimator, self.X_val, self.y_val)
+        return estimator
 
 
 def holdout_split(

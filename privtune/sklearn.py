@@ -46,7 +46,11 @@ from ._sklearn_compat import evaluate, progress_bar, splitter_before_search
 from .batch import BatchOptimization, default_point
 from .plan import PrivacyPlan
 from .privacy import PrivacyError, PrivacyLedger
-from .privacy.budget import points, released_scores_resolution, resolution_advice
+from .privacy.budget import (
+    one_shot_resolution,
+    points,
+    released_scores_resolution,
+)
 from .privacy.composition import SHAPES
 from .privacy.errors import check_budget_pair
 from .privacy.noise import check_seedable
@@ -54,13 +58,13 @@ from .privacy.oneshot import (
     DEFAULT_MECHANISM,
     UNTUNED_HEAD_START,
     OneShotPlan,
-    choice_shortfall,
 )
 from .privacy.oneshot import MECHANISMS as ONE_SHOT
 from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, release
+from .record_choice import Proposals, choose, proposals, shortlist
 from .records import RecordMetric, check_public_bounds, holdout_split, record_metric
 from .registry import REGISTRY
 from .scores import ScoringPlan, check_space_params, known_score_range, reports_per_candidate
@@ -309,7 +313,7 @@ class _PrivateSearchCV(BaseSearchCV):
             value_range=self.value_range,
             privacy_unit=self.privacy_unit,
             n_reports=lambda ranges: self.n_iter * reports_per_candidate(self.refit, ranges),
-            spread=self._spreads_budget,
+            kind="scores" if self._spreads_budget else "choice",
             noise_seed=noise_seed,
             optimizer_kwargs=self._optimizer_kwargs,
             by_metric=True,
@@ -1388,13 +1392,11 @@ default="permute-and-flip"
             )
         if self.mechanism != "repeat-and-select":
             fixed = self._fixed_candidates()
-            f.selection = OneShotPlan.from_args(
-                self.mechanism,
-                f.privacy.epsilon,
-                f.privacy.privacy_budget,
-                self.score_share,
+            f.selection = f.privacy.one_shot_plan(
                 self.n_iter if fixed is None else len(fixed),
                 baseline=bool(self.evaluate_default),
+                mechanism=self.mechanism,
+                score_share=self.score_share,
                 head_start=self.untuned_head_start,
             )
             return f.selection.epsilon_choice
@@ -1512,29 +1514,16 @@ default="permute-and-flip"
         f = self._fit
         sensitivity = f.unit.sensitivity(declared)
         width = declared[1] - declared[0]
+        shortfall, advice = one_shot_resolution(
+            plan, sensitivity=sensitivity, width=width, n_val=f.unit.n_val
+        )
         if f.verbose > 0:
             print(
                 f"[{type(self).__name__}] the {plan.mechanism} choice among {plan.n_choices} "
                 f"candidates at epsilon={plan.epsilon_choice:g} resolves "
-                f"{points(plan.shortfall(sensitivity, width) / width)} points (hundredths of "
-                "the score's range)",
+                f"{points(shortfall / width)} points (hundredths of the score's range)",
                 flush=True,
             )
-        advice = resolution_advice(
-            plan.shortfall(sensitivity, width),
-            n_val=f.unit.n_val,
-            epsilon=plan.epsilon,
-            n_candidates=plan.n_choices,
-            width=width,
-            what=f"the {plan.mechanism} choice",
-            shortfall_with=lambda k: choice_shortfall(
-                k,
-                epsilon=plan.epsilon_choice,
-                sensitivity=sensitivity,
-                mechanism=plan.mechanism,
-                max_lead=width,
-            ),
-        )
         if advice is not None:
             warnings.warn(advice, UserWarning, stacklevel=7)
 
@@ -1553,23 +1542,12 @@ default="permute-and-flip"
         estimator first): the pick's position and its published score (NaN when none is).
         A non-finite score counts as the worst end of the range."""
         f = self._fit
+        if isinstance(f.selection, OneShotPlan):
+            choice = choose(f.privacy, f.selection, [y for _, _, y in f.offered], declared)
+            f.sampler = choice.sampler
+            return choice.index, choice.published
         lo = declared[0]
         raw = [y if math.isfinite(y) else lo for _, _, y in f.offered]
-        if isinstance(f.selection, OneShotPlan):
-            choice = f.privacy.one_shot(
-                raw,
-                declared,
-                epsilon=f.selection.epsilon_choice,
-                mechanism=f.selection.mechanism,
-                head_start=f.selection.shifts,
-            )
-            f.sampler = choice.sampler
-            published = math.nan
-            if f.selection.epsilon_score > 0.0:
-                release = f.privacy.release(declared, epsilon=f.selection.epsilon_score)
-                assert release is not None
-                published, _ = release(raw[choice.index], owner="selection-score", number=0)
-            return choice.index, published
         assert isinstance(f.selection, SelectionPlan)
         release = f.privacy.release(declared, epsilon=f.selection.epsilon_per_candidate)
         assert release is not None
@@ -1657,57 +1635,37 @@ def choose_among_proposals(
         groups,
     )
     train = split[0][0]
-    proposed, scores = propose_candidates(search, metric.name, X, y, groups, train)
-    # a proposal that trails the untuned estimator on the training records rarely beats
-    # it on the validation records, and each one kept is a chance for the noise to pick it
-    candidates = [c for c, score in zip(proposed, scores[1:], strict=True) if score >= scores[0]]
-    if not math.isfinite(scores[0]):  # the untuned estimator was not evaluated, or failed
-        candidates = proposed
+    short = shortlist(propose_candidates(search, metric.name, X, y, groups, train))
+    candidates = list(short.candidates[int(short.baseline) :])
     if search.verbose > 0:
         print(
-            f"[{type(search).__name__}] {len(proposed)} candidates proposed by Bayesian "
+            f"[{type(search).__name__}] {short.n_proposed} candidates proposed by Bayesian "
             f"optimization on the {len(train)} training records (3-fold cross-validation; "
-            f"the record unit does not protect them), {len(candidates)} of them scoring at "
-            "least the untuned estimator there",
+            f"the record unit does not protect them), {len(candidates)} of them kept",
             flush=True,
         )
     search._delegate(X, y, params, cv=split, candidates=candidates, n_iter=max(len(candidates), 1))
     if hasattr(search, "privacy_report_"):
-        search.privacy_report_["candidates"] = (
-            f"proposed by Bayesian optimization on the {len(train)} training records, "
-            "which the record unit does not protect; kept where their cross-validated "
-            f"score there is at least the untuned estimator's ({len(candidates)} of "
-            f"{len(proposed)})"
-        )
+        search.privacy_report_["candidates"] = short.describe(len(train))
     return search
 
 
 def propose_candidates(
     search: PrivateBOSearchCV, scoring: str, X: Any, y: Any, groups: Any, train: np.ndarray
-) -> tuple[list[dict], np.ndarray]:
+) -> Proposals:
     """The configurations a non-private copy of ``search`` evaluates when it tunes on the
-    training records ``train`` alone (3-fold cross-validation inside them), in order, the
-    untuned estimator's left out (the choice has it as candidate 0) and repeats dropped; and
-    their cross-validated scores there, the untuned estimator's first (NaN when it was not
-    evaluated or failed).
+    training records ``train`` alone (3-fold cross-validation inside them), with their
+    cross-validated scores there (:func:`privtune.record_choice.proposals`: in order, repeats
+    dropped, the untuned estimator apart when ``evaluate_default``).
 
     Nothing here reads a validation record: under the record unit these candidates and
     scores are fixed before the validation records are, as a one-shot choice needs."""
     results = proposal_search(search, scoring, X, y, groups, train).cv_results_
-    own = search.estimator.get_params(deep=True)
-    proposed: list[dict] = []
-    scores = [math.nan]
-    for params, score in zip(results["params"], results["mean_test_score"], strict=True):
-        untuned = all(
-            name in own and (own[name] is value or own[name] == value)
-            for name, value in params.items()
-        )
-        if untuned and search.evaluate_default:
-            scores[0] = float(score)
-        elif params not in proposed:
-            proposed.append(params)
-            scores.append(float(score))
-    return proposed, np.array(scores)
+    rows = list(enumerate(zip(results["params"], results["mean_test_score"], strict=True)))
+    return proposals(
+        [(i, params, score) for i, (params, score) in rows],
+        untuned=search.estimator.get_params(deep=True) if search.evaluate_default else None,
+    )
 
 
 def proposal_search(

@@ -236,3 +236,22 @@ def test_slugs_are_mkdocs_anchors():
         "privacy-units-the-whole-score-or-each-validation-record"
     )
     assert slugify("ε-LDP on scores: what it protects") == "-ldp-on-scores-what-it-protects"
+
+
+def test_the_readmes_code_runs_as_written():
+    # What a new user copies first: every Python block of README.md, in one namespace.
+    import warnings
+
+    import optuna
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 2
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a resolution warning is the README's to show
+        for block in blocks:
+            exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["private"].privacy_report_["n_val"] == 500
+    assert namespace["sampler"].privacy_report(namespace["study"])["n_val"] == 500
+    assert set(namespace["params"]) == {"n_neighbors"}

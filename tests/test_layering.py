@@ -30,6 +30,7 @@ LAYERS = {
         "privtune.tuning",
         "privtune.batch",
         "privtune.plan",
+        "privtune.record_choice",
         "privtune.scores",
         "privtune.records",
         "privtune._display",

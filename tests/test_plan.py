@@ -61,7 +61,9 @@ def test_the_privacy_settings_are_validated_by_the_plan_alone():
         # plot_pick's range; FederatedSearch's value_range (user-level DP, its own settings)
         ("optuna_pick.py", "plot_pick"),
         ("federated/search.py", "FederatedSearch._value_range"),
-        # private selection's modes take the plan's checked epsilon and budget
+        # private selection's modes take the plan's checked epsilon and budget: the one-shot
+        # plan from the plan itself, repeat-and-select's in the search
+        ("plan.py", "PrivacyPlan.one_shot_plan"),
         ("sklearn.py", "PrivateSelectionSearchCV._plan_privacy"),
     }
 
@@ -133,7 +135,7 @@ def test_a_budget_is_spread_over_the_planned_reports_and_named_as_given():
     )
     assert per_metric.budget is not None and per_metric.budget.n_reports == 20
     # private selection: the whole publication's, not spread
-    whole = PrivacyPlan.check(privacy_budget=(2.0, 1e-5), value_range=(0, 1), spread=False)
+    whole = PrivacyPlan.check(privacy_budget=(2.0, 1e-5), value_range=(0, 1), kind="choice")
     assert whole.budget is None and whole.epsilon is None and whole.private
     # a search's unit means nothing without privacy (its settings stay as they were)
     assert PrivacyPlan.check(privacy_unit="record", unit_without_privacy=True).unit_kind == "score"

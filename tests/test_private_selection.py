@@ -13,7 +13,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 
-from privtune import PrivateBOSearchCV
+from privtune import PrivateBOSearchCV, record_choice
 from privtune.privacy import (
     RepeatDistribution,
     per_report_epsilon,
@@ -488,9 +488,14 @@ def test_the_choice_keeps_the_proposals_that_score_at_least_the_untuned_on_train
 
     search = _record_best()
     [(train, _)] = holdout_split(search.estimator, None, 0.2, 0, X, y)
-    proposed, scores = propose_candidates(search, "accuracy", X, y, None, train)
-    kept = [c for c, score in zip(proposed, scores[1:], strict=True) if score >= scores[0]]
+    proposals = propose_candidates(search, "accuracy", X, y, None, train)
+    proposed, scores = proposals.params, proposals.training
+    kept = [
+        c for c, score in zip(proposed, scores, strict=True) if score >= proposals.untuned_training
+    ]
     assert 0 < len(kept) < len(proposed)  # this task has proposals on both sides
+    short = record_choice.shortlist(proposals)
+    assert list(short.candidates[1:]) == kept and short.baseline
     s = search.fit(X, y)
     assert s.n_candidates_ == len(kept)
     assert f"({len(kept)} of {len(proposed)})" in s.privacy_report_["candidates"]
@@ -534,13 +539,16 @@ def test_candidates_proposed_on_the_training_records_ignore_the_validation_recor
     [(train, val)] = holdout_split(search.estimator, None, 0.2, 0, X, y)
     relabelled = y.copy()
     relabelled[val] = 1 - relabelled[val]
-    first, first_scores = propose_candidates(search, "accuracy", X, y, None, train)
-    second, second_scores = propose_candidates(search, "accuracy", X, relabelled, None, train)
-    assert first == second and len(first) >= 4
-    np.testing.assert_array_equal(first_scores, second_scores)  # their training scores too
-    assert {"max_depth": None, "min_samples_leaf": 1} not in first  # the untuned: candidate 0
-    # one training score per offered candidate, the untuned estimator's first
-    assert first_scores.shape == (len(first) + 1,) and np.all(np.isfinite(first_scores))
+    first = propose_candidates(search, "accuracy", X, y, None, train)
+    second = propose_candidates(search, "accuracy", X, relabelled, None, train)
+    assert first.params == second.params and len(first.params) >= 4
+    # their training scores too, the untuned estimator's among them
+    np.testing.assert_array_equal(first.training, second.training)
+    assert first.untuned_training == second.untuned_training
+    assert {"max_depth": None, "min_samples_leaf": 1} not in first.params  # candidate 0
+    # one training score per proposal, and the untuned estimator's apart
+    assert first.training.shape == (len(first.params),) and np.all(np.isfinite(first.training))
+    assert np.isfinite(first.untuned_training)
 
 
 def test_release_best_under_the_record_unit_chooses_among_proposed_candidates(capsys):

@@ -240,23 +240,36 @@ def _record_objective():
     return RecordObjective(make, X_train, y_train, X_val, y_val)
 
 
-def test_the_sampler_releases_record_scores_and_reports_the_unit():
+def test_the_sampler_stores_training_scores_and_makes_one_choice_on_the_validation_records():
     objective = _record_objective()
     sampler = PrivateGPUCBSampler(
         "random", epsilon=0.5, value_range=(0.0, 1.0), privacy_unit="record", seed=0
     )
     study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.enqueue_trial({"C": 1.0})  # the untuned configuration, trial 0
     study.optimize(sampler.privatize(objective), n_trials=5)
-    assert {t.user_attrs["privtune:unit"] for t in study.trials} == {"record:300"}
+    # each stored value is the trial's cross-validated score on the training records: no
+    # release, no validation record read
+    for t in study.trials:
+        assert t.value == objective(optuna.trial.FixedTrial(t.params))
+        assert "privtune:digest" not in t.user_attrs and "privtune:training_score" in t.user_attrs
+    before = sampler.privacy_report(study)
+    assert before["epsilon"] == 0.0 and before["n_val"] == 300
+    pick = sampler.recommend(study, baseline=0)
     report = sampler.privacy_report(study)
-    assert report["privacy_unit"] == "record" and report["n_val"] == 300
+    assert report["epsilon"] == 0.5 and report["delta"] == 0.0 and report["n_val"] == 300
+    assert report["mechanism"] == "permute-and-flip"
     assert "each of the 300 validation records" in report["protects"]
-    # another process that only reads the study binds the unit from the receipts
+    assert "5 completed trials" in report["candidates"]
+    # made once: a second call returns the same pick and spends nothing
+    assert sampler.recommend(study, baseline=0) == pick
+    assert sampler.privacy_report(study)["epsilon"] == 0.5
+    assert sampler.recommend_trial(study).params == pick
+    # another process that only reads the study finds the choice made
     reader = PrivateGPUCBSampler(
         "random", epsilon=0.5, value_range=(0.0, 1.0), privacy_unit="record", seed=0
     )
-    assert reader.privacy_report(study)["n_val"] == 300
-    assert set(reader.recommend(study)) == {"C"}
+    assert reader.recommend(study) == pick and reader.privacy_report(study)["epsilon"] == 0.5
     # a worker under the score unit refuses the study before computing anything
     other = PrivateGPUCBSampler("random", epsilon=0.5, value_range=(0.0, 1.0))
     shared = optuna.load_study(study_name=study.study_name, storage=study._storage, sampler=other)
@@ -264,6 +277,16 @@ def test_the_sampler_releases_record_scores_and_reports_the_unit():
         shared.optimize(
             other.privatize(lambda t: t.suggest_float("C", 1e-3, 1e2, log=True)), n_trials=1
         )
+
+
+def test_the_choice_is_made_where_the_validation_records_are():
+    objective = _record_objective()
+    sampler = PrivateGPUCBSampler(epsilon=0.5, value_range=(0.0, 1.0), privacy_unit="record")
+    study = sampler.optimize(sampler.create_study(direction="maximize"), objective, n_trials=3)
+    reader = PrivateGPUCBSampler(epsilon=0.5, value_range=(0.0, 1.0), privacy_unit="record")
+    with pytest.raises(PrivacyError, match=r"in the process that ran sampler\.optimize"):
+        reader.recommend(study)
+    assert reader.privacy_report(study)["epsilon"] == 0.0  # nothing was claimed
 
 
 def test_the_record_sampler_takes_only_privtunes_objective():
@@ -326,9 +349,18 @@ def test_the_sampler_runs_its_own_study_with_the_objective_privatized():
         seed=0,
     )
     study = sampler.optimize(sampler.create_study(direction="maximize"), objective)
-    assert len(study.trials) == 4  # the budget's n_trials
-    assert all("privtune:digest" in t.user_attrs for t in study.trials)
-    assert sampler.privacy_report(study)["spent_epsilon"] <= 1.0
+    assert len(study.trials) == 4  # n_trials: the study's length, optimize's default
+    assert all("privtune:training_score" in t.user_attrs for t in study.trials)
+    sampler.recommend(study)
+    report = sampler.privacy_report(study)
+    assert report["epsilon"] == 1.0 and report["budget_epsilon"] == 1.0
+    # a value told by other means is refused: it could be a validation score
+    C = optuna.distributions.FloatDistribution(1e-3, 1e2, log=True)
+    study.add_trial(
+        optuna.trial.create_trial(params={"C": 1.0}, distributions={"C": C}, value=0.93)
+    )
+    with pytest.raises(PrivacyError, match="did not come through this sampler's RecordObjective"):
+        sampler.privacy_report(study)
     with pytest.raises(ValueError, match="whose sampler is this one"):
         sampler.optimize(optuna.create_study(), objective)
     with pytest.raises(TypeError, match="no sampler"):
@@ -460,7 +492,7 @@ def test_the_default_choice_among_drawn_candidates_is_accounted_end_to_end():
     assert "each record of the data" in report["protects"]
 
 
-def test_an_optuna_study_of_a_private_estimator_is_accounted_end_to_end():
+def test_the_sampler_refuses_a_private_estimator_whose_training_scores_it_would_store():
     X, y = make_classification(1200, 5, n_informative=3, n_redundant=0, random_state=0)
     X = X / 4
 
@@ -469,19 +501,10 @@ def test_an_optuna_study_of_a_private_estimator_is_accounted_end_to_end():
 
     objective = RecordObjective(make, X[:600], y[:600], X[600:], y[600:], estimator_epsilon=0.05)
     sampler = PrivateGPUCBSampler(
-        "random",
-        privacy_budget=(1.0, 1e-6),
-        n_trials=5,
-        value_range=(0.0, 1.0),
-        privacy_unit="record",
-        seed=0,
+        privacy_budget=(1.0, 1e-6), n_trials=5, value_range=(0.0, 1.0), privacy_unit="record"
     )
-    study = sampler.optimize(sampler.create_study(direction="maximize"), objective)
-    report = sampler.privacy_report(study)
-    total = report["end_to_end"]
-    assert total["training_epsilon"] == pytest.approx(5 * 0.05)  # one fit per trial, no refit
-    assert total["epsilon"] == max(total["training_epsilon"], total["validation_epsilon"])
-    assert "each record of the data" in report["protects"]
+    with pytest.raises(ValueError, match="estimator_epsilon is not available with the Optuna"):
+        sampler.optimize(sampler.create_study(direction="maximize"), objective)
     with pytest.raises(ValueError, match="estimator_epsilon"):
         RecordObjective(make, X, y, X, y, estimator_epsilon=-1.0)
 

@@ -418,6 +418,48 @@ def released_scores_resolution(
     return d, advice
 
 
+def one_shot_resolution(
+    plan: oneshot.OneShotPlan, *, sensitivity: float, width: float, n_val: int | None
+) -> tuple[float, str | None]:
+    """What one private choice resolves, before any validation record is read: the pick's
+    shortfall against the best candidate (:meth:`~privtune.privacy.oneshot.OneShotPlan.
+    shortfall`), and the warning when that is more than a point (:func:`resolution_advice`),
+    or ``None``. The scikit-learn searches and the Optuna sampler say the same.
+
+    Parameters
+    ----------
+    plan : OneShotPlan
+        The choice: its mechanism, epsilon and number of candidates.
+    sensitivity : float
+        One candidate's score's sensitivity (the unit's, of ``value_range``).
+    width : float
+        The width of ``value_range``.
+    n_val : int or None
+        The validation records under the record unit.
+    """
+
+    def shortfall_with(k: int) -> float:
+        return oneshot.choice_shortfall(
+            k,
+            epsilon=plan.epsilon_choice,
+            sensitivity=sensitivity,
+            mechanism=plan.mechanism,
+            max_lead=width,
+        )
+
+    d = plan.shortfall(sensitivity, width)
+    advice = resolution_advice(
+        d,
+        n_val=n_val,
+        epsilon=plan.epsilon,
+        n_candidates=plan.n_choices,
+        width=width,
+        what=f"the {plan.mechanism} choice",
+        shortfall_with=shortfall_with,
+    )
+    return d, advice
+
+
 def resolution_advice(
     shortfall: float,
     *,
