@@ -280,6 +280,10 @@ class StudyPrivacy:
         if self.owner is None and self.n_trials is not None:
             self._say_resolution(self.n_trials)
         self.owner = objective
+        what = (
+            f"{objective.cv}-fold cross-validated {objective.metric.name} on the "
+            f"{len(objective.y_train)} training records (not protected under the record unit)"
+        )
 
         @functools.wraps(objective)
         def training_objective(trial):
@@ -291,7 +295,7 @@ class StudyPrivacy:
                 _PRIVATIZED_TRIAL.reset(token)
             y = as_score(value, self.plan.value_range)
             if math.isfinite(y):
-                trial.set_user_attr(ATTR_TRAINING, {"cv": objective.cv, "digest": digest(y)})
+                trial.set_user_attr(ATTR_TRAINING, {"value": what, "digest": digest(y)})
             return y
 
         return training_objective

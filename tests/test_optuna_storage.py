@@ -274,3 +274,105 @@ def test_a_killed_worker_holds_its_share_of_a_budget_until_failed_and_counts_onc
     assert (r["released_reports"], r["remaining_reports"]) == (8, 0)
     assert r["spent_epsilon"] <= 10.0
     assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 7
+
+
+RECORD_WORKER = textwrap.dedent(
+    """
+    import json, random, sys, time
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.tree import DecisionTreeClassifier
+    from privtune import PrivateGPUCBSampler, RecordObjective
+    from privtune.privacy import PrivacyError
+
+    kind, where, name, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = JournalStorage(JournalFileBackend(where)) if kind == "journal" else where
+    X, y = load_breast_cancer(return_X_y=True)
+
+    def make(trial):
+        return DecisionTreeClassifier(
+            max_depth=trial.suggest_int("max_depth", 1, 12), random_state=0
+        )
+
+    objective = RecordObjective(make, X[:400], y[:400], X[400:], y[400:])
+    sampler = PrivateGPUCBSampler(
+        privacy_budget=(1.0, 1e-6), value_range=(0.0, 1.0), privacy_unit="record", seed=seed
+    )
+    study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+    sampler.optimize(study, objective, n_trials=4)
+    while len(study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))) < 8:
+        time.sleep(0.05)  # the other worker's trials: the choice is among all eight
+    for attempt in range(20):
+        try:
+            pick = sampler.recommend(study)
+            break
+        except PrivacyError as exc:  # the other claimed at the same moment, or is choosing
+            time.sleep(random.random() * 0.2)
+    print(json.dumps({"pick": pick, "report": sampler.privacy_report(study)}))
+    """
+)
+
+
+def _record_choice_by_two_workers(kind: str, where: str, name: str) -> list[dict]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RECORD_WORKER, kind, where, name, str(seed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for seed in (0, 1)
+    ]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        outs.append(__import__("json").loads(out.strip().splitlines()[-1]))
+    return outs
+
+
+def _check_one_choice(storage, name: str, outs: list[dict]) -> None:
+    # Both workers proposed; at most one choice was made, and both report it.
+    study = optuna.load_study(study_name=name, storage=storage)
+    assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 8
+    claims = [
+        v
+        for k, v in storage.get_study_system_attrs(study._study_id).items()
+        if k.startswith("privtune:record_choice:")
+    ]
+    assert [c["state"] for c in claims].count("done") == 1
+    assert all(c["state"] in ("done", "withdrawn") for c in claims)
+    assert outs[0]["pick"] == outs[1]["pick"]
+    assert outs[0]["report"] == outs[1]["report"] and outs[0]["report"]["epsilon"] == 1.0
+    assert "8 completed trials" in outs[0]["report"]["candidates"]
+
+
+def test_two_processes_make_one_record_choice_on_a_journal_file(tmp_path):
+    path = str(tmp_path / "record.log")
+    storage = JournalStorage(JournalFileBackend(path))
+    optuna.create_study(study_name="record", storage=storage, direction="maximize")
+    outs = _record_choice_by_two_workers("journal", path, "record")
+    _check_one_choice(JournalStorage(JournalFileBackend(path)), "record", outs)
+
+
+def test_two_processes_make_one_record_choice_on_a_postgresql_server():
+    url = os.environ.get("PRIVTUNE_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
+            pytest.fail("PRIVTUNE_TEST_POSTGRES_URL is not set but PRIVTUNE_REQUIRE_SERVERS=1.")
+        pytest.skip("no PostgreSQL server: set PRIVTUNE_TEST_POSTGRES_URL (see .ci/run)")
+    name = f"record-{uuid.uuid4().hex[:8]}"
+    optuna.create_study(study_name=name, storage=url, direction="maximize")
+    outs = _record_choice_by_two_workers("rdb", url, name)
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        _check_one_choice(storage, name, outs)
+    finally:
+        optuna.delete_study(study_name=name, storage=storage)
+        storage.remove_session()
+        storage.engine.dispose()
