@@ -10,7 +10,7 @@ records, among those that score at least as well as the untuned model on the tra
 (permute-and-flip, epsilon 1 spent once): the search is 1-differentially private for each
 validation record.
 
-    python examples/quickstart.py            # about 5 seconds
+    python examples/quickstart.py            # about 30 seconds on two cores
     python examples/quickstart.py --quick    # a smoke run of a few seconds
 """
 
@@ -46,7 +46,7 @@ settings = dict(n_iter=6 if quick else 20, random_state=0, verbose=1)  # 20 % he
 
 untuned = knn.fit(X_tune, y_tune).score(X_test, y_test)
 print("exact scores (no privacy):", flush=True)
-exact = PrivateBOSearchCV(knn, space, privacy_unit="record", **settings).fit(X_tune, y_tune)
+exact = PrivateBOSearchCV(knn, space, **settings).fit(X_tune, y_tune)  # 5-fold cross-validation
 print("a private choice (total epsilon 1 for each validation record):", flush=True)
 private = PrivateBOSearchCV(
     knn, space, privacy_unit="record", privacy_budget=(1.0, 1e-6), **settings

@@ -503,7 +503,9 @@ class PrivateGPUCBSampler(BaseSampler):
         n_trials : int, optional
             Default: ``n_trials`` of the total budget, or Optuna's (until stopped) without one.
         **kwargs
-            Other arguments of :meth:`optuna.study.Study.optimize`.
+            Other arguments of :meth:`optuna.study.Study.optimize`. With privacy,
+            ``show_progress_bar=True`` shows :class:`privtune.optuna_pick.PickProgress` (the
+            pick) instead of Optuna's bar, whose "Best value" is the largest stored value.
 
         Returns
         -------
@@ -517,7 +519,21 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         if n_trials is None:
             n_trials = self.n_trials
-        study.optimize(_float_objective(self.privatize(objective), objective), n_trials, **kwargs)
+        progress = None
+        if kwargs.get("show_progress_bar") and self._privacy.private:
+            # Optuna's bar shows the largest stored value: the luckiest noise draw
+            from .optuna_pick import PickProgress
+
+            progress = PickProgress(self, n_trials)
+            kwargs["show_progress_bar"] = False
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), progress]
+        try:
+            study.optimize(
+                _float_objective(self.privatize(objective), objective), n_trials, **kwargs
+            )
+        finally:
+            if progress is not None:
+                progress.close()
         return study
 
     def privatize(self, objective: Callable[..., float]) -> Callable[..., float]:
@@ -787,7 +803,17 @@ class PrivateGPUCBSampler(BaseSampler):
         return completed[pick], float(mean[0]), float(std[0])
 
     def recommend(self, study: Study, baseline: int | None = None) -> dict[str, Any]:
-        """Parameters of the evaluated configuration with the best posterior mean.
+        """Parameters of the evaluated configuration with the best posterior mean; under
+        ``privacy_unit="record"``, the study's one private choice.
+
+        Under the record unit the trials store scores of the training records, and
+        ``recommend`` makes one private choice among them on the validation records (the
+        configurations that score below ``baseline``'s on the training records dropped, one
+        permute-and-flip choice with the whole budget): in the process that passed the
+        :class:`~privtune.RecordObjective` to :meth:`optimize`, once per study (claimed in its
+        storage; a later call, in any process, returns it). docs/privacy.md, "The record
+        unit's search", gives the proof. What follows is the rule under the score unit and
+        without privacy.
 
         ``study.best_trial`` is the argmax of the stored values; with privacy those are noisy
         (Laplace of scale ``(hi - lo) / epsilon``) and the argmax is mostly the luckiest draw.
@@ -821,7 +847,9 @@ class PrivateGPUCBSampler(BaseSampler):
         return dict(self.recommend_trial(study, baseline).params)
 
     def privacy_report(self, study: Study, delta: float | None = None) -> dict[str, Any]:
-        """The privacy spent by the study: per-report epsilon and composed epsilon.
+        """The privacy spent by the study: per-report epsilon and composed epsilon (under the
+        record unit, the one choice's report). Every key is explained in docs/privacy.md,
+        "The privacy report".
 
         Built from the trials' user attributes, so it covers every worker that wrote to the
         study's storage. With ``"qff-ldp"`` the reports are Gaussian: the summary has

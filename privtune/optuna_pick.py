@@ -40,7 +40,7 @@ from ._display import estimate_text
 from .optuna import Pick, PrivateGPUCBSampler
 from .privacy.errors import check_value_range
 
-__all__ = ["PickTracker", "plot_pick"]
+__all__ = ["PickProgress", "PickTracker", "plot_pick"]
 
 #: The user attribute in which :class:`PickTracker` stores the latest pick.
 USER_ATTR = "privtune_pick"
@@ -126,13 +126,56 @@ class PickTracker:
             )
 
 
+class PickProgress(PickTracker):
+    """A progress bar for a private study, in place of Optuna's: it shows the pick, not the
+    largest stored value.
+
+    Optuna's bar shows "Best value", the largest stored value: with privacy the luckiest noise
+    draw (a stored 1.3 for an accuracy), under the record unit's choice the best score on the
+    training records. :meth:`PrivateGPUCBSampler.optimize` uses this bar instead when a
+    private study is run with ``show_progress_bar=True``: one bar (tqdm's, as Optuna's), whose
+    description is the pick after each completed trial, its posterior mean clipped to the
+    score's range under the score unit, labelled as the training records' under the record
+    unit (whose private choice :meth:`~PrivateGPUCBSampler.recommend` makes at the end).
+
+    Parameters
+    ----------
+    sampler : PrivateGPUCBSampler
+    n_trials : int, optional
+        The bar's length (``None``: a count without a total).
+    """
+
+    def __init__(self, sampler: PrivateGPUCBSampler, n_trials: int | None = None) -> None:
+        super().__init__(sampler)
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=n_trials, unit="trial")
+
+    def __call__(self, study: Study, trial: FrozenTrial) -> None:
+        self._bar.update(1)
+        super().__call__(study, trial)
+        if trial.state != TrialState.COMPLETE or not self.history:
+            return
+        pick = self.history[-1]
+        if self.sampler.plan.chooses:
+            text = f"training-record score {pick.mean:.4g} (the private choice: recommend)"
+        else:
+            text = f"posterior mean {estimate_text(pick.mean, self.sampler.value_range, pick.std)}"
+        self._bar.set_description(f"pick: trial {pick.trial}, {text}")
+
+    def close(self) -> None:
+        """Close the bar."""
+        self._bar.close()
+
+
 def plot_pick(
-    history: Sequence[Pick],
+    history: Sequence[Pick] | PickTracker,
     study: Study | None = None,
     *,
     title: str | None = None,
     axes: Any = None,
     value_range: tuple[float, float] | None = None,
+    baseline: int | None = None,
 ) -> Any:
     """Plot the pick's posterior mean, with a 95 % band, against the number of trials.
 
@@ -144,8 +187,8 @@ def plot_pick(
 
     Parameters
     ----------
-    history : sequence of Pick
-        :attr:`PickTracker.history`.
+    history : sequence of Pick, or PickTracker
+        :attr:`PickTracker.history`, or the tracker itself (its ``baseline`` then marked).
     study : optuna.study.Study, optional
         The study, for the panel of stored values.
     title : str, optional
@@ -156,6 +199,10 @@ def plot_pick(
         ``(lo, hi)`` to clip the pick's mean and band to and to draw. Default: the
         ``value_range`` of ``study``'s sampler when it is a private
         :class:`~privtune.PrivateGPUCBSampler`; otherwise nothing is clipped.
+    baseline : int, optional
+        The number of the untuned configuration's trial (the tracker's ``baseline`` by
+        default, when ``history`` is a :class:`PickTracker`'s): the picks that are it are
+        marked, and its stored value is drawn as a line in the values' panel.
 
     Returns
     -------
@@ -168,6 +215,9 @@ def plot_pick(
         raise ImportError(
             "plot_pick needs matplotlib: pip install matplotlib (or privtune[bench])."
         ) from None
+    if isinstance(history, PickTracker):
+        baseline = history.baseline if baseline is None else baseline
+        history = history.history
     if not history:
         raise ValueError("history is empty: run the study with the PickTracker first.")
     sampler = getattr(study, "sampler", None)
@@ -204,12 +254,23 @@ def plot_pick(
         markersize=3,
         label="pick's posterior mean" + clipped,
     )
+    if baseline is not None:
+        kept = [i for i, p in enumerate(history) if p.trial == baseline]
+        ax.plot(
+            [n[i] for i in kept],
+            mean[kept],
+            "s",
+            color="C1",
+            markersize=5,
+            linestyle="none",
+            label=f"pick = the untuned configuration (trial {baseline})",
+        )
     if bounds is not None:
         for bound in bounds:
             ax.axhline(bound, color="0.3", linestyle="--", linewidth=0.8)
         ax.plot([], [], color="0.3", linestyle="--", linewidth=0.8, label="value_range")
     ax.set_ylabel("score" if bounds is None else "score (clipped to value_range)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     if study is not None and len(axes) > 1:
         done = [t for t in study.trials if t.state == TrialState.COMPLETE]
@@ -222,8 +283,17 @@ def plot_pick(
             alpha=0.6,
             label="stored values",
         )
+        untuned = [t for t in done if t.number == baseline]
+        if untuned:
+            values.axhline(
+                untuned[0].value,
+                color="C1",
+                linestyle=":",
+                linewidth=1.2,
+                label=f"untuned configuration (trial {baseline})",
+            )
         values.set_ylabel("stored value")
-        values.legend(loc="lower right", fontsize=8)
+        values.legend(loc="best", fontsize=8)
         values.grid(alpha=0.3)
     axes[-1].set_xlabel("completed trials")
     axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from sklearn.base import is_classifier
 
 from .privacy.errors import PrivacyError
 from .privacy.withhold import clean
 
-__all__ = ["ScoringPlan", "check_space_params", "known_score_range", "reports_per_candidate"]
+__all__ = [
+    "ScoringPlan",
+    "check_inputs",
+    "check_space_params",
+    "known_score_range",
+    "reports_per_candidate",
+]
 
 #: Scorers (by name) whose value lies in [0, 1].
 _UNIT_SCORERS = frozenset(
@@ -89,6 +96,83 @@ def check_space_params(estimator: Any, names: Any) -> None:
                 f"space has the parameter {name!r}, which {type(estimator).__name__} "
                 f"does not have. Its parameters are: {sorted(known)}."
             )
+
+
+def check_inputs(estimator: Any, X: Any, y: Any) -> None:
+    """Refuse, before any fit, data the estimator cannot take, with an error that names the
+    problem: infinity in ``X``, NaN in ``X`` for an estimator that takes no missing values, NaN
+    in ``y``, a continuous ``y`` for a classifier, a non-numeric ``y`` for a regressor.
+
+    A private search withholds the message of an error raised once scoring has begun (it may
+    quote a score), and scikit-learn turns a failed fit into a missing score: without this
+    check such data end in an error that names neither. The messages name the parameter and
+    the problem, never a value. Checked only where it can be said without fitting anything:
+    ``X`` that is not one numeric array (a data frame of mixed columns, text) is left to the
+    estimator.
+    """
+    from sklearn.base import is_regressor
+    from sklearn.utils import get_tags
+    from sklearn.utils.multiclass import type_of_target
+
+    name = type(estimator).__name__
+    values = _numeric(X)
+    if values is not None:
+        if np.isinf(values).any():
+            raise ValueError(
+                f"X contains infinity, which {name} cannot take: replace it (for example by "
+                "NaN and an imputer) before the search."
+            )
+        first = _first_step(estimator)
+        if (
+            np.isnan(values).any()
+            and first is not None
+            and not get_tags(first).input_tags.allow_nan
+        ):
+            raise ValueError(
+                f"X contains NaN (missing values), which {name} does not accept: impute them "
+                "(a SimpleImputer step in a pipeline) or use an estimator that takes them "
+                "(HistGradientBoostingClassifier or HistGradientBoostingRegressor)."
+            )
+    if y is None:
+        return
+    target = np.asarray(y)
+    numeric = _numeric(target)
+    if numeric is not None and np.isnan(numeric).any():
+        raise ValueError("y contains NaN: every record needs a target.")
+    if is_regressor(estimator) and numeric is None:
+        raise ValueError(
+            f"y holds values that are not numbers, and {name} is a regressor: pass numeric "
+            "targets, or a classifier for class labels."
+        )
+    if is_classifier(estimator) and type_of_target(target).startswith("continuous"):
+        raise ValueError(
+            f"y is continuous (real numbers that are not class labels), and {name} is a "
+            "classifier: pass class labels, or a regressor for a continuous target."
+        )
+
+
+def _first_step(estimator: Any) -> Any:
+    """What reads ``X`` first: a pipeline's first step (``None``: a step that routes columns,
+    whose estimators decide)."""
+    while hasattr(estimator, "steps"):
+        steps = [s for _, s in estimator.steps if s not in (None, "passthrough")]
+        if not steps:
+            return None
+        estimator = steps[0]
+    if hasattr(estimator, "transformers") or hasattr(estimator, "transformer_list"):
+        return None
+    return estimator
+
+
+def _numeric(values: Any) -> np.ndarray | None:
+    """``values`` as a float array, or ``None`` when they are not all numbers (sparse: its
+    stored values)."""
+    data = getattr(values, "data", None) if hasattr(values, "tocsr") else values
+    try:
+        out = np.asarray(data, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return out
 
 
 class ScoringPlan:

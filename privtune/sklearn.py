@@ -67,7 +67,13 @@ from .privacy.withhold import clean, release
 from .record_choice import Proposals, choose, proposals, shortlist
 from .records import RecordMetric, check_public_bounds, holdout_split, record_metric
 from .registry import REGISTRY
-from .scores import ScoringPlan, check_space_params, known_score_range, reports_per_candidate
+from .scores import (
+    ScoringPlan,
+    check_inputs,
+    check_space_params,
+    known_score_range,
+    reports_per_candidate,
+)
 from .space import Space, as_space
 from .tuning import TuningEngine, warn_repeated_plays
 
@@ -247,6 +253,8 @@ class _PrivateSearchCV(BaseSearchCV):
         space = as_space(self.space)
         check_space_params(self.estimator, space.names)
         privacy = self._check_privacy(noise_seed=_int_seed(self.noise_random_state))
+        if privacy.private:  # before any fit: the withheld errors would name nothing
+            check_inputs(self.estimator, X, y)
         f = _Fit(
             verbose=self.verbose,
             privacy=privacy,
@@ -746,7 +754,8 @@ default="auto"
         With ``release="best"``: the number of candidates chosen among (the untuned estimator
         aside; fixed before the validation records are read).
     privacy_report_ : dict
-        With privacy: ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
+        Every key is explained in docs/privacy.md, "The privacy report". With privacy:
+        ``n_reports``, ``epsilon_per_report``, ``composed_epsilon_basic``,
         ``composed_epsilon_advanced`` and ``composed_epsilon_pld`` (at ``delta``: 1e-6, or the
         budget's) and ``metrics`` (the reported ones); with ``privacy_budget`` also
         ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
@@ -1442,11 +1451,10 @@ default="permute-and-flip"
                 # no row in scikit-learn's results: a failed candidate counts as the worst end
                 # of the range, like any failed fit
                 f.offered += [(params, None, math.nan) for params in batch]
-            if f.verbose > 0:
+            if f.verbose > 1 or (f.verbose > 0 and r + 1 == n_rounds):
                 print(
-                    f"[{type(self).__name__}] round {r + 1}/{n_rounds}: "
-                    f"{min((r + 1) * q, n)}/{n} candidates (release='best': no score is shown "
-                    "before the pick)",
+                    f"[{type(self).__name__}] {min((r + 1) * q, n)}/{n} candidates fitted "
+                    "and scored (no score is shown before the pick)",
                     flush=True,
                 )
         if f.last_results is None:  # only the untuned estimator, outside the space, failed
@@ -1519,8 +1527,9 @@ default="permute-and-flip"
         )
         if f.verbose > 0:
             print(
-                f"[{type(self).__name__}] the {plan.mechanism} choice among {plan.n_choices} "
-                f"candidates at epsilon={plan.epsilon_choice:g} resolves "
+                f"[{type(self).__name__}] the {plan.mechanism} choice among "
+                + ("the untuned estimator and " if plan.baseline else "")
+                + f"{plan.n_candidates} candidates at epsilon={plan.epsilon_choice:g} resolves "
                 f"{points(shortfall / width)} points (hundredths of the score's range)",
                 flush=True,
             )
@@ -1623,6 +1632,7 @@ def choose_among_proposals(
         )
     # the per-record range, checked; the choice itself is the delegated search's (its plan)
     checked = search._check_privacy(algorithm="random")
+    check_inputs(search.estimator, X, y)  # before any fit
     metric = record_metric(search.scoring, search.estimator, checked.value_range)
     groups = params.get("groups")
     split = holdout_split(
@@ -1635,15 +1645,29 @@ def choose_among_proposals(
         groups,
     )
     train = split[0][0]
+    name = type(search).__name__
+    if search.verbose > 0:  # one line per stage: the proposals take most of the time
+        print(
+            f"[{name}] 1/2: proposing {search.n_iter} candidates by Bayesian optimization on "
+            f"the {len(train)} training records (3-fold cross-validation; the record unit does "
+            "not protect them)...",
+            flush=True,
+        )
     short = shortlist(propose_candidates(search, metric.name, X, y, groups, train))
     candidates = list(short.candidates[int(short.baseline) :])
     if search.verbose > 0:
+        repeats = int(search.n_iter) - short.n_proposed
         print(
-            f"[{type(search).__name__}] {short.n_proposed} candidates proposed by Bayesian "
-            f"optimization on the {len(train)} training records (3-fold cross-validation; "
-            f"the record unit does not protect them), {len(candidates)} of them kept",
+            f"[{name}] {short.n_proposed} distinct candidates proposed"
+            + (
+                f" ({repeats} of the n_iter={search.n_iter} evaluations repeated a configuration)"
+                if repeats
+                else ""
+            )
+            + f", {len(candidates)} of them scoring at least the untuned estimator there",
             flush=True,
         )
+        print(f"[{name}] 2/2: the private choice on the validation records", flush=True)
     search._delegate(X, y, params, cv=split, candidates=candidates, n_iter=max(len(candidates), 1))
     if hasattr(search, "privacy_report_"):
         search.privacy_report_["candidates"] = short.describe(len(train))

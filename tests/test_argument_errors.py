@@ -167,3 +167,70 @@ def test_an_objective_s_huge_int_is_refused_by_name_and_a_private_one_is_clipped
     study = private.create_study(direction="maximize", study_name="huge")
     private.optimize(study, lambda t: (t.suggest_float("x", 0, 1), 10**400)[1], 2)
     assert all(math.isfinite(t.value) for t in study.trials)
+
+
+# -- data a private search cannot take, named before any fit --------------------------------------
+def _bad_data():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    nan, inf = X.copy(), X.copy()
+    nan[3, 2], inf[5, 1] = np.nan, np.inf
+    return X, y, nan, inf
+
+
+@pytest.mark.parametrize("privacy", ["score", "record"])
+@pytest.mark.parametrize(
+    "case, match",
+    [
+        ("nan", r"X contains NaN \(missing values\), which LogisticRegression does not accept"),
+        ("inf", "X contains infinity, which LogisticRegression cannot take"),
+        ("continuous", "y is continuous .* LogisticRegression is a classifier"),
+        ("strings", "y holds values that are not numbers, and Ridge is a regressor"),
+        ("nan-y", "y contains NaN"),
+    ],
+)
+def test_a_private_search_names_the_data_problem_before_any_fit(privacy, case, match):
+    # Under privacy the errors raised once scoring has begun lose their message, and a failed
+    # fit becomes a missing score: the problem is named before any fit instead, without a value.
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from privtune import PrivateBOSearchCV
+
+    X, y, nan, inf = _bad_data()
+    estimator, data = {
+        "nan": (LogisticRegression(), (nan, y)),
+        "inf": (LogisticRegression(), (inf, y)),
+        "continuous": (LogisticRegression(), (X, y + 0.5)),
+        "strings": (Ridge(), (X, np.where(y == 1, "yes", "no"))),
+        "nan-y": (Ridge(), (X, np.where(y == 1, np.nan, 1.0))),
+    }[case]
+    name = "C" if isinstance(estimator, LogisticRegression) else "alpha"
+    kwargs = (
+        {"privacy_unit": "record", "privacy_budget": (1.0, 1e-6)}
+        if privacy == "record"
+        else {"epsilon": 1.0, "value_range": (0.0, 1.0)}
+    )
+    if privacy == "record" and isinstance(estimator, Ridge):
+        kwargs["scoring"], kwargs["value_range"] = "neg_mean_absolute_error", (-5.0, 0.0)
+    fits = []
+
+    class Counted(type(estimator)):
+        def fit(self, *args, **kw):
+            fits.append(1)
+            return super().fit(*args, **kw)
+
+    Counted.__name__ = type(estimator).__name__  # the error names the estimator's class
+
+    search = PrivateBOSearchCV(Counted(), {name: (1e-3, 1e2, "log-uniform")}, n_iter=3, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        search.fit(*data)
+    assert fits == []
+    # a pipeline that imputes takes the missing values
+    if case == "nan":
+        from sklearn.impute import SimpleImputer
+        from sklearn.pipeline import make_pipeline
+
+        from privtune.scores import check_inputs
+
+        check_inputs(make_pipeline(SimpleImputer(), LogisticRegression()), nan, y)

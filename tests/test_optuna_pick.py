@@ -142,3 +142,49 @@ def test_the_plot_clips_to_the_range_the_text_names_and_only_with_privacy_or_whe
             assert band.max() == pytest.approx(1.8 + 1.96 * 0.9)
     with pytest.raises(ValueError, match="value_range must be a pair"):
         plot_pick(history, exact, value_range=(1.0, 0.0))
+
+
+def test_the_plot_draws_the_untuned_configuration():
+    # Given the tracker, the plot marks the picks that are the untuned configuration (its
+    # baseline) and draws the untuned trial's stored value in the values' panel.
+    _, study, tracker, _ = run()
+    pick_ax, values_ax = plot_pick(tracker, study).axes
+    marked = [ln for ln in pick_ax.get_lines() if "untuned configuration" in ln.get_label()]
+    kept = [p.n_complete for p in tracker.history if p.trial == 0]
+    assert len(marked) == 1 and list(marked[0].get_xdata()) == kept
+    [line] = [ln for ln in values_ax.get_lines() if "untuned" in ln.get_label()]
+    assert list(line.get_ydata()) == [study.trials[0].value] * 2
+    # given the history alone, nothing is marked unless baseline is named
+    bare = plot_pick(tracker.history, study).axes[0]
+    assert not [ln for ln in bare.get_lines() if "untuned" in ln.get_label()]
+
+
+@pytest.mark.parametrize("unit", ["score", "record"])
+def test_a_private_studys_progress_bar_shows_the_pick_not_the_largest_stored_value(unit, capsys):
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+
+    from privtune import RecordObjective
+
+    if unit == "score":
+        sampler = PrivateGPUCBSampler(epsilon=0.5, value_range=(0.0, 1.0), seed=0, noise_seed=0)
+        objective = objective_for_bar
+    else:
+        X, y = load_breast_cancer(return_X_y=True)
+
+        def make(trial):
+            return LogisticRegression(C=trial.suggest_float("C", 1e-3, 1e2, log=True))
+
+        objective = RecordObjective(make, X[:300] / 100, y[:300], X[300:] / 100, y[300:])
+        sampler = PrivateGPUCBSampler(
+            privacy_budget=(1.0, 1e-6), value_range=(0.0, 1.0), privacy_unit="record", seed=0
+        )
+    study = sampler.create_study(direction="maximize")
+    sampler.optimize(study, objective, 5, show_progress_bar=True)
+    err = capsys.readouterr().err
+    assert "Best value" not in err and "pick: trial" in err
+    assert ("training-record score" in err) == (unit == "record")
+
+
+def objective_for_bar(trial):
+    return trial.suggest_float("x", 0.0, 1.0)

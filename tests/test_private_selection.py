@@ -212,9 +212,9 @@ def test_repeat_and_select_publishes_the_pick_only(capsys):
     assert s.epsilon_ == report["epsilon_per_candidate"]
     assert s.best_estimator_.C == s.best_params_["C"]
     lines = capsys.readouterr().out.splitlines()
-    # one line per round, counts only: no score before the pick
-    pattern = r"\[PrivateSelectionSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
-    assert lines and all(re.match(pattern, line) for line in lines)
+    # one line when the candidates are scored, counts only: no score before the pick
+    pattern = r"\[PrivateSelectionSearchCV\] (\d+)/\1 candidates fitted and scored \(no score"
+    assert len(lines) == 1 and re.match(pattern, lines[0])
 
 
 def test_a_one_shot_choice_publishes_the_pick_and_no_score_unless_asked(capsys):
@@ -230,12 +230,12 @@ def test_a_one_shot_choice_publishes_the_pick_and_no_score_unless_asked(capsys):
     lines = capsys.readouterr().out.splitlines()
     # what the budget resolves, said before any score; then counts only
     assert re.match(
-        r"\[PrivateSelectionSearchCV\] the permute-and-flip choice among 7 candidates at "
-        r"epsilon=1 resolves \d+ points",
+        r"\[PrivateSelectionSearchCV\] the permute-and-flip choice among the untuned "
+        r"estimator and 6 candidates at epsilon=1 resolves \d+ points",
         lines[0],
     )
-    pattern = r"\[PrivateSelectionSearchCV\] round \d+/\d+: \d+/\d+ candidates \(release='best'"
-    assert all(re.match(pattern, line) for line in lines[1:])
+    pattern = r"\[PrivateSelectionSearchCV\] 7/7 candidates fitted and scored \(no score"
+    assert len(lines) == 2 and re.match(pattern, lines[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         shared = search(
@@ -558,7 +558,8 @@ def test_release_best_under_the_record_unit_chooses_among_proposed_candidates(ca
     assert "proposed by Bayesian optimization on the 455 training records" in report["candidates"]
     assert "does not protect" in report["candidates"]
     out = capsys.readouterr().out
-    assert "candidates proposed by Bayesian optimization on the 455 training records" in out
+    assert "proposing 8 candidates by Bayesian optimization on the 455 training records" in out
+    assert "distinct candidates proposed" in out and "2/2: the private choice" in out
     # random candidates instead: no proposals
     r = _record_best(algorithm="random").fit(X, y)
     assert "candidates" not in r.privacy_report_
