@@ -113,7 +113,7 @@ from privtune.privacy.composition import (
 )
 from privtune.privacy.oneshot import choice_shortfall, noise_scale
 from privtune.privacy.selection import laplace_difference_quantile
-from privtune.sklearn import proposal_search, propose_candidates
+from privtune.sklearn import propose_candidates
 from privtune.space import Categorical, Integer, Real, as_space
 
 MODELS = ["decision_tree", "knn", "svc", "logistic", "gradient_boosting", "random_forest"]
@@ -341,7 +341,7 @@ def run_scores(
 
 def run_cv(model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_iter: int) -> dict:
     """The proposals' own scores on the training records: the 3-fold cross-validated accuracy
-    that ``propose_candidates``'s search measured for each configuration it evaluated (the
+    that ``propose_candidates`` measured for each configuration it evaluated (the
     untuned estimator's first), on the same training records as :func:`run_one`. Free under
     the record unit (those records are not protected); stored to measure a choice that uses
     them."""
@@ -350,11 +350,13 @@ def run_cv(model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_it
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        inner = proposal_search(_proposer(model, seed, n_iter), "accuracy", X, y, None, train)
-    results = inner.cv_results_
+        offered = propose_candidates(_proposer(model, seed, n_iter), "accuracy", X, y, None, train)
+    pairs = list(zip(offered.params, offered.training, strict=True))
+    if offered.untuned is not None:
+        pairs.insert(0, (offered.untuned, offered.untuned_training))
     rows = [
         {"params": {k: repr(v) for k, v in params.items()}, "cv": float(score)}
-        for params, score in zip(results["params"], results["mean_test_score"], strict=True)
+        for params, score in pairs
     ]
     return {
         "model": model,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 import warnings
 from typing import Any
@@ -113,12 +112,13 @@ def renamed(owner: str, old: str, new: str, old_value, new_value, default):
 
 
 def user_stacklevel() -> int:
-    """The ``stacklevel`` at which a warning raised by the caller points at the first frame
-    outside privtune (the user's call, whatever path inside privtune led to the warning)."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    """The ``stacklevel`` at which a warning raised by the caller points at the user's call:
+    the first frame outside privtune and the libraries it runs inside (scikit-learn's search
+    machinery, Optuna's study loop, joblib), whatever path led to the warning."""
+    inside = {"privtune", "sklearn", "optuna", "joblib"}
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] in inside:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level

@@ -140,6 +140,21 @@ class BatchOptimization:
         )
         return n_distinct
 
+    def batch(self, r: int, q: int, size: int) -> tuple[list[np.ndarray], list[dict], int]:
+        """Round ``r``'s candidates (``q`` per round, ``size`` in this one): the untuned
+        estimator first when it is an arm outside the cube (round 0), then the proposals.
+
+        Returns
+        -------
+        (U, candidates, n_extra)
+            The proposals' cube points, every candidate's parameters, and how many arms
+            outside the cube come first (for :meth:`record`).
+        """
+        extra = [self.default_params] if self.default_outside and r == 0 else []
+        U = self.propose(r * q, size - len(extra))
+        candidates = [*(p for p in extra if p is not None), *(self.params_at(u) for u in U)]
+        return U, candidates, len(extra)
+
     def __len__(self) -> int:
         return len(self.values)
 

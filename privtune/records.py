@@ -44,8 +44,10 @@ __all__ = [
     "RecordMetric",
     "RecordObjective",
     "check_public_bounds",
+    "fold_score",
     "holdout_split",
     "record_metric",
+    "training_folds",
 ]
 
 
@@ -313,23 +315,16 @@ class RecordObjective:
     def __call__(self, trial: Any) -> float:
         """The trial's ``cv``-fold cross-validated score on the training records (no
         validation record is read)."""
-        from sklearn.base import clone, is_classifier
-        from sklearn.model_selection import check_cv
-        from sklearn.utils import _safe_indexing
-
         estimator = self._estimator(trial)
-        folds = check_cv(self.cv, self.y_train, classifier=is_classifier(estimator))
-        scores = []
-        for fit, score in folds.split(self.X_train, self.y_train):
-            model = clone(estimator).fit(
-                _safe_indexing(self.X_train, fit), _safe_indexing(self.y_train, fit)
+        folds = training_folds(estimator, self.X_train, self.y_train, n_folds=self.cv)
+        return float(
+            np.mean(
+                [
+                    fold_score(estimator, self.X_train, self.y_train, fit, test, self.metric)
+                    for fit, test in folds
+                ]
             )
-            scores.append(
-                self.metric(
-                    model, _safe_indexing(self.X_train, score), _safe_indexing(self.y_train, score)
-                )
-            )
-        return float(np.mean(scores))
+        )
 
     def validation_scores(self, trials: Sequence[Any]) -> np.ndarray:
         """Each trial's score on the validation records, its estimator fitted on every
@@ -357,6 +352,32 @@ class RecordObjective:
         if self.fit_guarantee is not None:
             check_public_bounds(estimator)  # before the fit reads anything
         return estimator
+
+
+def training_folds(
+    estimator: Any, X: Any, y: Any, groups: Any = None, *, n_folds: int = 3
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The folds of the training records that score a proposal under the record unit: grouped
+    with ``groups``, stratified for a classifier, never shuffled (every proposal is scored on
+    the same folds). The scikit-learn search and :class:`RecordObjective` both use them."""
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import GroupKFold, check_cv
+
+    if groups is not None:
+        return list(GroupKFold(n_folds).split(X, y, groups))
+    return list(check_cv(n_folds, y, classifier=is_classifier(estimator)).split(X, y))
+
+
+def fold_score(
+    estimator: Any, X: Any, y: Any, fit: np.ndarray, test: np.ndarray, metric: RecordMetric
+) -> float:
+    """``metric`` of a clone of ``estimator`` fitted on the rows ``fit`` of ``X``, ``y``,
+    on the rows ``test``."""
+    from sklearn.base import clone
+    from sklearn.utils import _safe_indexing
+
+    model = clone(estimator).fit(_safe_indexing(X, fit), _safe_indexing(y, fit))
+    return metric(model, _safe_indexing(X, test), _safe_indexing(y, test))
 
 
 def holdout_split(

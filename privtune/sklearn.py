@@ -23,6 +23,7 @@ has begun lose their message and traceback).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -35,12 +36,14 @@ from typing import Any, ClassVar
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
+from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ._checks import user_stacklevel
 from ._display import estimate_text
 from ._sklearn_compat import evaluate, progress_bar, splitter_before_search
 from .batch import BatchOptimization, default_point
@@ -64,8 +67,15 @@ from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, release
-from .record_choice import Proposals, choose, proposals, shortlist
-from .records import RecordMetric, check_public_bounds, holdout_split, record_metric
+from .record_choice import Proposals, Shortlist, choose, proposals, shortlist
+from .records import (
+    RecordMetric,
+    check_public_bounds,
+    fold_score,
+    holdout_split,
+    record_metric,
+    training_folds,
+)
 from .registry import REGISTRY
 from .scores import (
     ScoringPlan,
@@ -108,6 +118,8 @@ class _Fit:
     recommended: int | None = None
     # private selection's: (params, cv_results_ row, raw score) of each candidate, in order
     offered: list = field(default_factory=list)
+    # the record unit's proposals on the training records, shortlisted (PrivateBOSearchCV)
+    proposed: Shortlist | None = None
     sampler: str | None = None
 
     @property
@@ -288,6 +300,7 @@ class _PrivateSearchCV(BaseSearchCV):
             f.scores = ScoringPlan(
                 self.scoring, self.refit, self.estimator, {}, fixed_range=f.metric.value_range
             )
+        self._prepare(X, y, params)
         self.epsilon_: float | None = self._plan_privacy()
         f.engine = self._engine()
         self.algorithm_ = f.engine.algorithm
@@ -338,6 +351,10 @@ class _PrivateSearchCV(BaseSearchCV):
         return TuningEngine(
             f.privacy.algorithm, epsilon=f.privacy.model_epsilon, n_startup=0, budget=self.n_iter
         )
+
+    def _prepare(self, X, y, params) -> None:
+        """After the split and the privacy plan, before the mechanism's: what a subclass
+        computes from the data first (the record unit's proposals on the training records)."""
 
     def _plan_privacy(self) -> float | None:
         """Each report's epsilon (``epsilon_``), after setting the plan of a subclass's
@@ -515,7 +532,231 @@ class _PrivateSearchCV(BaseSearchCV):
         )
 
 
-class PrivateBOSearchCV(_PrivateSearchCV):
+@dataclass(frozen=True)
+class _ChoiceSettings:
+    """What a search's private choice is made with (:class:`PrivateSelectionSearchCV`'s
+    parameters; the record unit's default choice of :class:`PrivateBOSearchCV`)."""
+
+    mechanism: str = DEFAULT_MECHANISM
+    distribution: str | float = "geometric"
+    score_share: float = 0.0
+    head_start: float = UNTUNED_HEAD_START
+
+
+class _ChoiceSearch(_PrivateSearchCV):
+    """A search that publishes one private choice among candidates fixed before any score
+    (the untuned estimator first): drawn from the space, given, or (under the record unit)
+    proposed on the training records. Its candidates are cross-validated in rounds (under the
+    record unit: fitted on the training records, scored on the validation records), their raw
+    scores kept inside the fit, and one choice among them published
+    (:func:`privtune.record_choice.choose` for the one-shot mechanisms, a
+    :class:`~privtune.privacy.selection.Selector` for repeat-and-select). A subclass gives
+    ``_choice`` (the settings) and ``_fixed_candidates``."""
+
+    @property
+    def _choice(self) -> _ChoiceSettings:
+        return _ChoiceSettings()
+
+    def _fixed_candidates(self) -> list[dict] | None:
+        """The candidates fixed by the caller (``None``: drawn from the space)."""
+        return None
+
+    def _plan_privacy(self) -> float | None:
+        f = self._fit
+        if not self._private:
+            raise ValueError(
+                "release='best' is private selection: pass epsilon or privacy_budget=(epsilon, "
+                "delta) (the whole publication's)."
+            )
+        if self._choice.mechanism != "repeat-and-select":
+            fixed = self._fixed_candidates()
+            f.selection = f.privacy.one_shot_plan(
+                self.n_iter if fixed is None else len(fixed),
+                baseline=bool(self.evaluate_default),
+                mechanism=self._choice.mechanism,
+                score_share=self._choice.score_share,
+                head_start=self._choice.head_start,
+            )
+            return f.selection.epsilon_choice
+        if self._fixed_candidates() is not None:
+            raise ValueError(
+                "candidates applies to the one-shot mechanisms: repeat-and-select draws a "
+                "random number of candidates from the space."
+            )
+        if self._choice.score_share:
+            raise ValueError(
+                "score_share applies to the one-shot mechanisms: repeat-and-select publishes "
+                "the pick's released score already. Leave score_share=0."
+            )
+        f.selection = SelectionPlan.from_args(
+            self.n_iter,
+            self._choice.distribution,
+            f.privacy.epsilon,
+            f.privacy.privacy_budget,
+            baseline=bool(self.evaluate_default),
+        )
+        return f.selection.epsilon_per_candidate
+
+    def _run_search(self, evaluate_candidates, *, callback_ctx=None) -> None:
+        """The untuned estimator and the candidates, drawn before any score, cross-validated
+        in rounds; then the private choice (:meth:`_choose`) and its one published row."""
+        f = self._fit
+        declared = self._declared_range()
+        candidates = self._draw_candidates(declared)
+        q, n = self._batch_size(), len(candidates)
+        n_rounds = math.ceil(n / q)
+        sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
+        # the untuned estimator, when its values lie outside the space, may fail alone
+        outside = f.default_params is not None and default_point(f.space, f.default_params) is None
+        failed = 0
+        for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
+            batch = candidates[r * q : (r + 1) * q]
+            if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
+                failed += len(batch) * self.n_splits_
+                if f.last_results is None and (r + 1) * q > int(outside):
+                    # every fit failed, a candidate of the space among them: stop, as the
+                    # Bayesian search does (withheld by fit with privacy)
+                    raise self._all_fits_failed(failed)
+                # no row in scikit-learn's results: a failed candidate counts as the worst end
+                # of the range, like any failed fit
+                f.offered += [(params, None, math.nan) for params in batch]
+            if f.verbose > 1 or (f.verbose > 0 and r + 1 == n_rounds):
+                print(
+                    f"[{type(self).__name__}] {min((r + 1) * q, n)}/{n} candidates fitted "
+                    "and scored (no score is shown before the pick)",
+                    flush=True,
+                )
+        if f.last_results is None:  # only the untuned estimator, outside the space, failed
+            raise self._all_fits_failed(failed)
+        self._publish_pick(f.last_results, *self._choose(declared))
+
+    def _draw_candidates(self, declared: tuple[float, float]) -> list[dict]:
+        """The untuned estimator and the candidates, fixed or drawn with ``random_state``
+        before any score (their number too, for repeat-and-select: ``n_candidates_``)."""
+        f = self._fit
+        rng = np.random.default_rng(_int_seed(self.random_state))
+        fixed = self._fixed_candidates()
+        if isinstance(f.selection, OneShotPlan):
+            k = f.selection.n_candidates
+            self._say_choice_resolution(f.selection, declared)
+        else:
+            assert f.selection is not None
+            k = f.selection.distribution.draw(rng)  # before any score: K hides nothing
+            if k == 0:
+                raise ValueError(
+                    f"n_iter_distribution={self._choice.distribution!r} drew 0 candidates: "
+                    "nothing was evaluated and nothing is published (K is drawn before any "
+                    "score, so this says nothing about the data). Fit again, or use a "
+                    "distribution with K >= 1."
+                )
+        self.n_candidates_ = k
+        candidates = [] if f.default_params is None else [f.default_params]
+        if fixed is not None:
+            return candidates + fixed
+        return candidates + [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
+
+    def _declared_range(self) -> tuple[float, float]:
+        """The optimized score's range, which the mechanisms' sensitivity is computed from."""
+        f = self._fit
+        declared = f.scores.range_of(f.scores.metric or "score", True)
+        if declared is None:
+            raise ValueError(
+                f"value_range is required with release='best' for scoring={self.scoring!r}: "
+                "the range of the score is not known. Pass value_range=(lo, hi), the range the "
+                "score can take."
+            )
+        return declared
+
+    def _say_choice_resolution(self, plan: OneShotPlan, declared: tuple[float, float]) -> None:
+        """Before any score: warn once when the choice cannot resolve one point, and (with
+        ``verbose``) say what it resolves."""
+        f = self._fit
+        sensitivity = f.unit.sensitivity(declared)
+        width = declared[1] - declared[0]
+        shortfall, advice = one_shot_resolution(
+            plan, sensitivity=sensitivity, width=width, n_val=f.unit.n_val
+        )
+        if f.verbose > 0:
+            print(
+                f"[{type(self).__name__}] the {plan.mechanism} choice among "
+                + ("the untuned estimator and " if plan.baseline else "")
+                + f"{plan.n_candidates} candidates at epsilon={plan.epsilon_choice:g} resolves "
+                f"{points(shortfall / width)} points (hundredths of the score's range)",
+                flush=True,
+            )
+        if advice is not None:
+            warnings.warn(advice, UserWarning, stacklevel=user_stacklevel())
+
+    def _expose(self, raw: dict, n_candidates: int) -> dict:
+        """Keep each new candidate's raw score inside the fit; expose its parameters only."""
+        f = self._fit
+        n_rows = sum(row is not None for _, row, _ in f.offered)
+        for i in range(n_rows, n_candidates):
+            row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
+            score = float(raw[f"mean_test_{f.scores.metric}"][i])
+            f.offered.append((raw["params"][i], row, score))
+        return {"params": list(raw["params"])}
+
+    def _choose(self, declared: tuple[float, float]) -> tuple[int, float]:
+        """The private choice among the offered candidates, in the order drawn (the untuned
+        estimator first): the pick's position and its published score (NaN when none is).
+        A non-finite score counts as the worst end of the range."""
+        f = self._fit
+        if isinstance(f.selection, OneShotPlan):
+            choice = choose(f.privacy, f.selection, [y for _, _, y in f.offered], declared)
+            f.sampler = choice.sampler
+            return choice.index, choice.published
+        lo = declared[0]
+        raw = [y if math.isfinite(y) else lo for _, _, y in f.offered]
+        assert isinstance(f.selection, SelectionPlan)
+        release = f.privacy.release(declared, epsilon=f.selection.epsilon_per_candidate)
+        assert release is not None
+        selector = Selector(release, competitors=f.selection.distribution.mean)
+        baseline = f.default_params is not None
+        for i, y in enumerate(raw):
+            (selector.offer_baseline if baseline and i == 0 else selector.offer)(y)
+        index, released = selector.best()
+        assert index is not None
+        return index + int(baseline), released  # the baseline (-1) is the first offer
+
+    def _publish_pick(self, results: dict, index: int, published: float) -> None:
+        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
+        row: its parameters, times and published score."""
+        f = self._fit
+        assert f.selection is not None
+        params, row, _ = f.offered[index]
+        results.clear()
+        results["params"] = [params]
+        for name in f.space.names:  # masked where the pick's space has no such parameter
+            results[f"param_{name}"] = np.ma.MaskedArray(
+                [params.get(name)], mask=[name not in params], dtype=object
+            )
+        for k in _TIMES:
+            results[k] = np.array([row[k] if row is not None else math.nan])
+        m = f.scores.metric
+        results[f"mean_test_{m}"] = np.array([published])
+        results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
+        results[f"epsilon_test_{m}"] = np.array([f.selection.epsilon])
+
+    def _select_best_index(self, refit, refit_metric, results):
+        if callable(refit):
+            return BaseSearchCV._select_best_index(refit, refit_metric, results)
+        return 0  # the published row is the pick
+
+    def _report(self) -> dict[str, Any]:
+        f = self._fit
+        if isinstance(f.selection, OneShotPlan):
+            out = f.selection.report(f.unit, self._declared_range(), f.sampler)
+        else:
+            assert f.selection is not None
+            out = f.selection.report(f.unit, getattr(self, "n_candidates_", None))
+            out["mechanism"] = "repeat-and-select"
+        if f.privacy.privacy_budget is not None:
+            out["budget_epsilon"], out["budget_delta"] = f.privacy.privacy_budget
+        return out
+
+
+class PrivateBOSearchCV(_ChoiceSearch):
     """Bayesian search over an estimator's parameters, optionally on LDP scores.
 
     Each round, the optimizer proposes ``batch_size`` candidates (the ones in flight are pending
@@ -608,9 +849,9 @@ default="auto"
         What the search publishes with privacy. ``"scores"``: every candidate's score, released
         with Laplace noise (per-score LDP, for a tuner or an audience that sees every score);
         the model learns from the released scores. ``"best"``: only a private choice among
-        candidates fixed before the validation records are read
-        (:class:`PrivateSelectionSearchCV`'s search, its parameters passed on and its fitted
-        attributes copied back): under the record unit the candidates are proposed by this
+        candidates fixed before the validation records are read (the choice of
+        :class:`PrivateSelectionSearchCV`, made by this search itself): under the record unit
+        the candidates are proposed by this
         search's algorithm tuning with exact scores on the training records alone (3-fold
         cross-validation inside them; the record unit does not protect those records, and the
         privacy report says so); those whose cross-validated score there trails the untuned
@@ -862,8 +1103,8 @@ default="auto"
         self.estimator_epsilon = estimator_epsilon
 
     def fit(self, X, y=None, **params):
-        """Run the search: ``n_iter`` candidates, then the refit (``release="best"``:
-        :class:`PrivateSelectionSearchCV`'s search).
+        """Run the search: ``n_iter`` candidates, then the refit (``release="best"``: the
+        candidates proposed or drawn, then one private choice among them).
 
         Parameters
         ----------
@@ -877,15 +1118,6 @@ default="auto"
         -------
         self : PrivateBOSearchCV
         """
-        if self._release == "best":
-            # proposals from the training records, unless those are protected too
-            if (
-                self.privacy_unit == "record"
-                and self.algorithm != "random"
-                and (self.estimator_epsilon is None or self.algorithm != "auto")
-            ):
-                return choose_among_proposals(self, X, y, params)
-            return self._select(X, y, **params)
         return super().fit(X, y, **params)
 
     @property
@@ -895,31 +1127,70 @@ default="auto"
             return self.release
         return "best" if self._private and self.privacy_unit == "record" else "scores"
 
-    def _select(self, X, y, **params):
-        """``release="best"``: private selection's search, its fitted attributes copied."""
-        self._validate_params()
-        if self.algorithm not in ("auto", "random"):
+    @property
+    def _chooses(self) -> bool:
+        """Whether the search publishes one private choice (``release="best"``)."""
+        return self._release == "best"
+
+    def _prepare(self, X, y, params) -> None:
+        """``release="best"``: under the record unit, the candidates proposed on the training
+        records and shortlisted against the untuned estimator there (free under this unit);
+        otherwise drawn from the space, which only the default algorithm or ``"random"`` do."""
+        if not self._chooses:
+            return
+        f = self._fit
+        proposes = f.record is not None and self.algorithm != "random"
+        if proposes and self.estimator_epsilon is not None:
+            if self.algorithm != "auto":
+                raise ValueError(
+                    "With estimator_epsilon every record is protected, the training records "
+                    f"too, so algorithm={self.algorithm!r} cannot propose the candidates from "
+                    "them: pass algorithm='auto' or 'random' (candidates drawn before any record "
+                    "is read)."
+                )
+            proposes = False
+        if not proposes and self.algorithm not in ("auto", "random"):
             raise ValueError(
                 f"release='best' draws its candidates at random (private selection), so "
                 f"algorithm={self.algorithm!r} does not apply: an adaptive algorithm learns "
                 "from every score, which must then be released (release='scores')."
             )
-        return self._delegate(X, y, params)
-
-    def _delegate(self, X, y, params: dict, **overrides: Any):
-        """Fit :class:`PrivateSelectionSearchCV` with the parameters both searches have (and
-        ``overrides``), and copy its fitted attributes here, whatever happens."""
-        names = PrivateSelectionSearchCV._get_param_names()
-        own = {k: v for k, v in self.get_params(deep=False).items() if k in names}
-        search = PrivateSelectionSearchCV(**{**own, **overrides})
-        _drop_fitted(self)
-        try:
-            search.fit(X, y, **params)
-        finally:
-            self.__dict__.update(
-                {k: v for k, v in vars(search).items() if k.endswith("_") and k[0] != "_"}
+        if not proposes:
+            return
+        if set(params) - {"groups"}:
+            raise ValueError(
+                f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
+                "release='best' and proposed candidates; only groups is."
             )
-        return self
+        assert f.record is not None and f.metric is not None
+        train, name = f.record[0][0], type(self).__name__
+        if f.verbose > 0:  # one line per stage: the proposals take most of the time
+            print(
+                f"[{name}] 1/2: proposing {self.n_iter} candidates by Bayesian optimization on "
+                f"the {len(train)} training records (3-fold cross-validation; the record unit "
+                "does not protect them)...",
+                flush=True,
+            )
+        f.proposed = short = shortlist(
+            propose_candidates(self, f.metric, X, y, params.get("groups"), train)
+        )
+        if f.verbose > 0:
+            repeats = int(self.n_iter) - short.n_proposed
+            print(
+                f"[{name}] {short.n_proposed} distinct candidates proposed"
+                + (
+                    f" ({repeats} of the n_iter={self.n_iter} evaluations repeated a configuration)"
+                    if repeats
+                    else ""
+                )
+                + f", {short.n_candidates} of them scoring at least the untuned estimator there",
+                flush=True,
+            )
+            print(f"[{name}] 2/2: the private choice on the validation records", flush=True)
+
+    def _fixed_candidates(self) -> list[dict] | None:
+        short = self._fit.proposed
+        return None if short is None else list(short.candidates[int(short.baseline) :])
 
     @property
     def _spreads_budget(self) -> bool:  # type: ignore[override]
@@ -934,7 +1205,7 @@ default="auto"
         return self.optimizer_kwargs
 
     def _plan_privacy(self) -> float | None:
-        return self._fit.privacy.epsilon
+        return super()._plan_privacy() if self._chooses else self._fit.privacy.epsilon
 
     def _engine(self) -> TuningEngine:
         f = self._fit
@@ -949,6 +1220,8 @@ default="auto"
 
     # -- the search --------------------------------------------------------------------------
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
+        if self._chooses:
+            return super()._run_search(evaluate_candidates, callback_ctx=callback_ctx)
         f = self._fit
         if self._private and f.engine.spec.curator == "laplace" and f.scores.metric is not None:
             self._say_resolution()
@@ -960,16 +1233,13 @@ default="auto"
             noise_seed=f.privacy.noise_seed,
             default_params=f.default_params,
         )
-        outside = bo.default_outside
         n_iter = bo.n_candidates(int(self.n_iter), repeats_help=self._private)
         n_rounds = math.ceil(n_iter / q)
         sizes = [min(q, n_iter - r * q) for r in range(n_rounds)]
         results, failed = None, 0
         for r, size, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
             # the untuned estimator first: its point, or an arm outside the cube
-            extra = [f.default_params] if outside and r == 0 else []
-            U = bo.propose(r * q, size - len(extra))
-            candidates = [*extra, *(bo.params_at(u) for u in U)]
+            U, candidates, n_extra = bo.batch(r, q, size)
             batch = self._evaluate_batch(evaluate_candidates, candidates, round_ctx)
             failed += 0 if batch is not None else len(candidates) * self.n_splits_
             if batch is None and results is None and len(U):
@@ -977,7 +1247,7 @@ default="auto"
                 # untuned estimator's): the data or the estimator. scikit-learn's error,
                 # counting every fit made, instead of a warning per round.
                 raise self._all_fits_failed(failed)
-            self._tell(U, len(candidates), batch, len(extra))
+            self._tell(U, len(candidates), batch, n_extra)
             results = results if batch is None else batch
             if f.verbose > 0:
                 self._print_round(r + 1, n_rounds, r * q + size, results)
@@ -1115,6 +1385,8 @@ default="auto"
         )
 
     def _select_best_index(self, refit, refit_metric, results):
+        if self._chooses:
+            return super()._select_best_index(refit, refit_metric, results)
         if not self._private or callable(refit):
             return BaseSearchCV._select_best_index(refit, refit_metric, results)
         f = self._fit
@@ -1130,7 +1402,7 @@ default="auto"
 
     def _fitted(self) -> None:
         # best_score_ is the pick's posterior mean, not a released (noisy) value
-        if not callable(self.refit) and hasattr(self, "best_index_"):
+        if not self._chooses and not callable(self.refit) and hasattr(self, "best_index_"):
             posterior = self.cv_results_[f"posterior_mean_test_{self._fit.scores.metric}"]
             self.best_score_ = float(posterior[self.best_index_])
 
@@ -1141,6 +1413,8 @@ default="auto"
         Each candidate's mean is released once, the first time it appears; later calls (one per
         round, over all candidates so far) reuse the released values.
         """
+        if self._chooses:
+            return super()._expose(raw, n_candidates)
         f = self._fit
         assert f.releases is not None
         results: dict[str, Any] = {
@@ -1161,12 +1435,17 @@ default="auto"
 
     def _report(self) -> dict[str, Any]:
         f = self._fit
+        if self._chooses:
+            out = super()._report()
+            if f.proposed is not None and f.record is not None:
+                out["candidates"] = f.proposed.describe(len(f.record[0][0]))
+            return out
         out = f.privacy.report(f.ledger)
         out["metrics"] = list(f.scores.reported)
         return out
 
 
-class PrivateSelectionSearchCV(_PrivateSearchCV):
+class PrivateSelectionSearchCV(_ChoiceSearch):
     """Private selection over an estimator's parameters: only the pick is published.
 
     The untuned estimator (candidate 0, ``evaluate_default``) and ``n_iter`` candidates drawn
@@ -1392,99 +1671,11 @@ default="permute-and-flip"
         self.validation_fraction = validation_fraction
         self.estimator_epsilon = estimator_epsilon
 
-    def _plan_privacy(self) -> float | None:
-        f = self._fit
-        if not self._private:
-            raise ValueError(
-                "release='best' is private selection: pass epsilon or privacy_budget=(epsilon, "
-                "delta) (the whole publication's)."
-            )
-        if self.mechanism != "repeat-and-select":
-            fixed = self._fixed_candidates()
-            f.selection = f.privacy.one_shot_plan(
-                self.n_iter if fixed is None else len(fixed),
-                baseline=bool(self.evaluate_default),
-                mechanism=self.mechanism,
-                score_share=self.score_share,
-                head_start=self.untuned_head_start,
-            )
-            return f.selection.epsilon_choice
-        if self.candidates is not None:
-            raise ValueError(
-                "candidates applies to the one-shot mechanisms: repeat-and-select draws a "
-                "random number of candidates from the space."
-            )
-        if self.score_share:
-            raise ValueError(
-                "score_share applies to the one-shot mechanisms: repeat-and-select publishes "
-                "the pick's released score already. Leave score_share=0."
-            )
-        f.selection = SelectionPlan.from_args(
-            self.n_iter,
-            self.n_iter_distribution,
-            f.privacy.epsilon,
-            f.privacy.privacy_budget,
-            baseline=bool(self.evaluate_default),
+    @property
+    def _choice(self) -> _ChoiceSettings:
+        return _ChoiceSettings(
+            self.mechanism, self.n_iter_distribution, self.score_share, self.untuned_head_start
         )
-        return f.selection.epsilon_per_candidate
-
-    def _run_search(self, evaluate_candidates, *, callback_ctx=None) -> None:
-        """The untuned estimator and the candidates, drawn before any score, cross-validated
-        in rounds; then the private choice (:meth:`_choose`) and its one published row."""
-        f = self._fit
-        declared = self._declared_range()
-        candidates = self._draw_candidates(declared)
-        q, n = self._batch_size(), len(candidates)
-        n_rounds = math.ceil(n / q)
-        sizes = [len(candidates[r * q : (r + 1) * q]) for r in range(n_rounds)]
-        # the untuned estimator, when its values lie outside the space, may fail alone
-        outside = f.default_params is not None and default_point(f.space, f.default_params) is None
-        failed = 0
-        for r, _, round_ctx in self._rounds(callback_ctx, n_rounds, sizes):
-            batch = candidates[r * q : (r + 1) * q]
-            if self._evaluate_batch(evaluate_candidates, batch, round_ctx) is None:
-                failed += len(batch) * self.n_splits_
-                if f.last_results is None and (r + 1) * q > int(outside):
-                    # every fit failed, a candidate of the space among them: stop, as the
-                    # Bayesian search does (withheld by fit with privacy)
-                    raise self._all_fits_failed(failed)
-                # no row in scikit-learn's results: a failed candidate counts as the worst end
-                # of the range, like any failed fit
-                f.offered += [(params, None, math.nan) for params in batch]
-            if f.verbose > 1 or (f.verbose > 0 and r + 1 == n_rounds):
-                print(
-                    f"[{type(self).__name__}] {min((r + 1) * q, n)}/{n} candidates fitted "
-                    "and scored (no score is shown before the pick)",
-                    flush=True,
-                )
-        if f.last_results is None:  # only the untuned estimator, outside the space, failed
-            raise self._all_fits_failed(failed)
-        self._publish_pick(f.last_results, *self._choose(declared))
-
-    def _draw_candidates(self, declared: tuple[float, float]) -> list[dict]:
-        """The untuned estimator and the candidates, fixed or drawn with ``random_state``
-        before any score (their number too, for repeat-and-select: ``n_candidates_``)."""
-        f = self._fit
-        rng = np.random.default_rng(_int_seed(self.random_state))
-        fixed = self._fixed_candidates()
-        if isinstance(f.selection, OneShotPlan):
-            k = f.selection.n_candidates
-            self._say_resolution(f.selection, declared)
-        else:
-            assert f.selection is not None
-            k = f.selection.distribution.draw(rng)  # before any score: K hides nothing
-            if k == 0:
-                raise ValueError(
-                    f"n_iter_distribution={self.n_iter_distribution!r} drew 0 candidates: "
-                    "nothing was evaluated and nothing is published (K is drawn before any "
-                    "score, so this says nothing about the data). Fit again, or use a "
-                    "distribution with K >= 1."
-                )
-        self.n_candidates_ = k
-        candidates = [] if f.default_params is None else [f.default_params]
-        if fixed is not None:
-            return candidates + fixed
-        return candidates + [f.space.from_unit(u) for u in rng.random((k, f.space.dim))]
 
     def _fixed_candidates(self) -> list[dict] | None:
         """``candidates``, checked: dicts of the estimator's parameters (none at all only
@@ -1504,226 +1695,80 @@ default="permute-and-flip"
             check_space_params(self.estimator, c)
         return [dict(c) for c in fixed]
 
-    def _declared_range(self) -> tuple[float, float]:
-        """The optimized score's range, which the mechanisms' sensitivity is computed from."""
-        f = self._fit
-        declared = f.scores.range_of(f.scores.metric or "score", True)
-        if declared is None:
-            raise ValueError(
-                f"value_range is required with release='best' for scoring={self.scoring!r}: "
-                "the range of the score is not known. Pass value_range=(lo, hi), the range the "
-                "score can take."
-            )
-        return declared
-
-    def _say_resolution(self, plan: OneShotPlan, declared: tuple[float, float]) -> None:
-        """Before any score: warn once when the choice cannot resolve one point, and (with
-        ``verbose``) say what it resolves."""
-        f = self._fit
-        sensitivity = f.unit.sensitivity(declared)
-        width = declared[1] - declared[0]
-        shortfall, advice = one_shot_resolution(
-            plan, sensitivity=sensitivity, width=width, n_val=f.unit.n_val
-        )
-        if f.verbose > 0:
-            print(
-                f"[{type(self).__name__}] the {plan.mechanism} choice among "
-                + ("the untuned estimator and " if plan.baseline else "")
-                + f"{plan.n_candidates} candidates at epsilon={plan.epsilon_choice:g} resolves "
-                f"{points(shortfall / width)} points (hundredths of the score's range)",
-                flush=True,
-            )
-        if advice is not None:
-            warnings.warn(advice, UserWarning, stacklevel=7)
-
-    def _expose(self, raw: dict, n_candidates: int) -> dict:
-        """Keep each new candidate's raw score inside the fit; expose its parameters only."""
-        f = self._fit
-        n_rows = sum(row is not None for _, row, _ in f.offered)
-        for i in range(n_rows, n_candidates):
-            row = {k: v[i] for k, v in raw.items() if k in _TIMES or k.startswith("param_")}
-            score = float(raw[f"mean_test_{f.scores.metric}"][i])
-            f.offered.append((raw["params"][i], row, score))
-        return {"params": list(raw["params"])}
-
-    def _choose(self, declared: tuple[float, float]) -> tuple[int, float]:
-        """The private choice among the offered candidates, in the order drawn (the untuned
-        estimator first): the pick's position and its published score (NaN when none is).
-        A non-finite score counts as the worst end of the range."""
-        f = self._fit
-        if isinstance(f.selection, OneShotPlan):
-            choice = choose(f.privacy, f.selection, [y for _, _, y in f.offered], declared)
-            f.sampler = choice.sampler
-            return choice.index, choice.published
-        lo = declared[0]
-        raw = [y if math.isfinite(y) else lo for _, _, y in f.offered]
-        assert isinstance(f.selection, SelectionPlan)
-        release = f.privacy.release(declared, epsilon=f.selection.epsilon_per_candidate)
-        assert release is not None
-        selector = Selector(release, competitors=f.selection.distribution.mean)
-        baseline = f.default_params is not None
-        for i, y in enumerate(raw):
-            (selector.offer_baseline if baseline and i == 0 else selector.offer)(y)
-        index, released = selector.best()
-        assert index is not None
-        return index + int(baseline), released  # the baseline (-1) is the first offer
-
-    def _publish_pick(self, results: dict, index: int, published: float) -> None:
-        """Make ``results`` (the dict scikit-learn keeps as ``cv_results_``) the pick's one
-        row: its parameters, times and published score."""
-        f = self._fit
-        assert f.selection is not None
-        params, row, _ = f.offered[index]
-        results.clear()
-        results["params"] = [params]
-        for name in f.space.names:  # masked where the pick's space has no such parameter
-            results[f"param_{name}"] = np.ma.MaskedArray(
-                [params.get(name)], mask=[name not in params], dtype=object
-            )
-        for k in _TIMES:
-            results[k] = np.array([row[k] if row is not None else math.nan])
-        m = f.scores.metric
-        results[f"mean_test_{m}"] = np.array([published])
-        results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
-        results[f"epsilon_test_{m}"] = np.array([f.selection.epsilon])
-
-    def _select_best_index(self, refit, refit_metric, results):
-        if callable(refit):
-            return BaseSearchCV._select_best_index(refit, refit_metric, results)
-        return 0  # the published row is the pick
-
-    def _report(self) -> dict[str, Any]:
-        f = self._fit
-        if isinstance(f.selection, OneShotPlan):
-            out = f.selection.report(f.unit, self._declared_range(), f.sampler)
-        else:
-            assert f.selection is not None
-            out = f.selection.report(f.unit, getattr(self, "n_candidates_", None))
-            out["mechanism"] = "repeat-and-select"
-        if f.privacy.privacy_budget is not None:
-            out["budget_epsilon"], out["budget_delta"] = f.privacy.privacy_budget
-        return out
-
-
-def choose_among_proposals(
-    search: PrivateBOSearchCV, X: Any, y: Any, params: dict
-) -> PrivateBOSearchCV:
-    """``release="best"`` under the record unit: Bayesian optimization with exact scores on
-    the training records proposes the candidates (the unit does not protect those
-    records), and those that trail the untuned estimator there are dropped; then one
-    private choice among the untuned estimator and the rest, on the validation records
-    (:class:`PrivateSelectionSearchCV`), spends the whole budget."""
-    search._validate_params()
-    if not search._private:
-        raise ValueError(
-            "release='best' publishes a private choice: pass epsilon or "
-            "privacy_budget=(epsilon, delta)."
-        )
-    if search.estimator_epsilon is not None:
-        raise ValueError(
-            "With estimator_epsilon every record is protected, the training records too, so "
-            f"algorithm={search.algorithm!r} cannot propose the candidates from them: pass "
-            "algorithm='auto' or 'random' (candidates drawn before any record is read)."
-        )
-    if set(params) - {"groups"}:
-        raise ValueError(
-            f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
-            "release='best' and proposed candidates; only groups is."
-        )
-    # the per-record range, checked; the choice itself is the delegated search's (its plan)
-    checked = search._check_privacy(algorithm="random")
-    check_inputs(search.estimator, X, y)  # before any fit
-    metric = record_metric(search.scoring, search.estimator, checked.value_range)
-    groups = params.get("groups")
-    split = holdout_split(
-        search.estimator,
-        search.cv,
-        search.validation_fraction,
-        _int_seed(search.random_state),
-        X,
-        y,
-        groups,
-    )
-    train = split[0][0]
-    name = type(search).__name__
-    if search.verbose > 0:  # one line per stage: the proposals take most of the time
-        print(
-            f"[{name}] 1/2: proposing {search.n_iter} candidates by Bayesian optimization on "
-            f"the {len(train)} training records (3-fold cross-validation; the record unit does "
-            "not protect them)...",
-            flush=True,
-        )
-    short = shortlist(propose_candidates(search, metric.name, X, y, groups, train))
-    candidates = list(short.candidates[int(short.baseline) :])
-    if search.verbose > 0:
-        repeats = int(search.n_iter) - short.n_proposed
-        print(
-            f"[{name}] {short.n_proposed} distinct candidates proposed"
-            + (
-                f" ({repeats} of the n_iter={search.n_iter} evaluations repeated a configuration)"
-                if repeats
-                else ""
-            )
-            + f", {len(candidates)} of them scoring at least the untuned estimator there",
-            flush=True,
-        )
-        print(f"[{name}] 2/2: the private choice on the validation records", flush=True)
-    search._delegate(X, y, params, cv=split, candidates=candidates, n_iter=max(len(candidates), 1))
-    if hasattr(search, "privacy_report_"):
-        search.privacy_report_["candidates"] = short.describe(len(train))
-    return search
-
 
 def propose_candidates(
-    search: PrivateBOSearchCV, scoring: str, X: Any, y: Any, groups: Any, train: np.ndarray
+    search: PrivateBOSearchCV,
+    scoring: str | RecordMetric,
+    X: Any,
+    y: Any,
+    groups: Any,
+    train: np.ndarray,
 ) -> Proposals:
-    """The configurations a non-private copy of ``search`` evaluates when it tunes on the
-    training records ``train`` alone (3-fold cross-validation inside them), with their
-    cross-validated scores there (:func:`privtune.record_choice.proposals`: in order, repeats
-    dropped, the untuned estimator apart when ``evaluate_default``).
+    """The configurations ``search``'s algorithm proposes when it tunes with exact scores on
+    the training records ``train`` alone, with their 3-fold cross-validated scores there
+    (:func:`privtune.record_choice.proposals`: in order, repeats dropped, the untuned estimator
+    apart when ``evaluate_default``).
 
-    Nothing here reads a validation record: under the record unit these candidates and
-    scores are fixed before the validation records are, as a one-shot choice needs."""
-    results = proposal_search(search, scoring, X, y, groups, train).cv_results_
-    rows = list(enumerate(zip(results["params"], results["mean_test_score"], strict=True)))
-    return proposals(
-        [(i, params, score) for i, (params, score) in rows],
-        untuned=search.estimator.get_params(deep=True) if search.evaluate_default else None,
-    )
-
-
-def proposal_search(
-    search: PrivateBOSearchCV, scoring: str, X: Any, y: Any, groups: Any, train: np.ndarray
-) -> PrivateBOSearchCV:
-    """The non-private copy of ``search`` fitted on the training records ``train`` alone
-    (3-fold cross-validation inside them), whose evaluated configurations
-    :func:`propose_candidates` returns; its ``cv_results_`` hold their scores on those
-    records."""
-    from sklearn.base import is_classifier
-    from sklearn.model_selection import GroupKFold, check_cv
+    The search's own batch optimization (:class:`~privtune.batch.BatchOptimization`, its
+    algorithm, seed, start-up, batch size and untuned estimator) runs ``n_iter`` candidates
+    beside the untuned estimator, each scored by :func:`privtune.records.fold_score` on
+    :func:`privtune.records.training_folds` (in parallel over ``n_jobs``; a failed fit scores
+    NaN, or raises with ``error_score="raise"``). Nothing here reads a validation record:
+    under the record unit these candidates and scores are fixed before the validation records
+    are, as a one-shot choice needs."""
     from sklearn.utils import _safe_indexing
+    from sklearn.utils.parallel import Parallel, delayed
 
+    metric = record_metric(scoring, search.estimator) if isinstance(scoring, str) else scoring
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-    fit_params = {} if groups is None else {"groups": _safe_indexing(groups, train)}
-    classifier = is_classifier(search.estimator)
-    return PrivateBOSearchCV(
-        search.estimator,
-        search.space,
-        algorithm=search.algorithm,
-        n_iter=search.n_iter + int(search.evaluate_default),  # the untuned is one of them
-        batch_size=search.batch_size,
-        n_initial_points=search.n_initial_points,
-        scoring=scoring,
-        cv=GroupKFold(3) if groups is not None else check_cv(3, y_train, classifier=classifier),
-        n_jobs=search.n_jobs,
-        refit=False,
-        random_state=search.random_state,
-        optimizer_kwargs=search.optimizer_kwargs,
-        heavy_tailed=search.heavy_tailed,
-        evaluate_default=search.evaluate_default,
-        error_score=search.error_score,
-        pre_dispatch=search.pre_dispatch,
-    ).fit(X_train, y_train, **fit_params)
+    groups_train = None if groups is None else _safe_indexing(groups, train)
+    folds = training_folds(search.estimator, X_train, y_train, groups_train)
+    space = as_space(search.space)
+    n_iter = int(search.n_iter) + int(search.evaluate_default)  # the untuned is one of them
+    own = search.estimator.get_params(deep=True)
+    bo = BatchOptimization.start(
+        TuningEngine(
+            search.algorithm,
+            epsilon=None,
+            optimizer_kwargs=search.optimizer_kwargs,
+            n_startup=search.n_initial_points,
+            budget=n_iter,
+            heavy_tailed=search.heavy_tailed,
+        ),
+        space,
+        seed=_int_seed(search.random_state),
+        noise_seed=None,
+        default_params={n: own[n] for n in space.names} if search.evaluate_default else None,
+    )
+    q = search.batch_size or math.ceil(effective_n_jobs(search.n_jobs) / len(folds))
+    q = min(max(int(q), 1), n_iter)
+    n = bo.n_candidates(n_iter, repeats_help=False)
+    parallel = Parallel(n_jobs=search.n_jobs, pre_dispatch=search.pre_dispatch)
+    score = functools.partial(_training_score, search.estimator, X_train, y_train, metric)
+    rows: list[tuple[int, dict, float]] = []
+    for r in range(math.ceil(n / q)):
+        U, candidates, n_extra = bo.batch(r, q, min(q, n - r * q))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the fits' warnings, as in a search
+            per_fold = parallel(
+                delayed(score)(params, fit, test, search.error_score)
+                for params in candidates
+                for fit, test in folds
+            )
+        means = np.asarray(per_fold, dtype=float).reshape(len(candidates), len(folds)).mean(1)
+        rows += [(len(rows), params, float(v)) for params, v in zip(candidates, means, strict=True)]
+        bo.record(U, np.array([v for _, _, v in rows]), n_extra)
+    return proposals(rows, untuned=own if search.evaluate_default else None)
+
+
+def _training_score(estimator, X, y, metric, params, fit, test, error_score) -> float:
+    """One fold's score of ``estimator`` with ``params`` (a failed fit: ``error_score``)."""
+    try:
+        return fold_score(clone(estimator).set_params(**params), X, y, fit, test, metric)
+    except Exception:
+        if error_score == "raise":
+            raise
+        return float(error_score)
 
 
 def _metrics(results: dict) -> list[str]:

@@ -64,7 +64,7 @@ def test_the_privacy_settings_are_validated_by_the_plan_alone():
         # private selection's modes take the plan's checked epsilon and budget: the one-shot
         # plan from the plan itself, repeat-and-select's in the search
         ("plan.py", "PrivacyPlan.one_shot_plan"),
-        ("sklearn.py", "PrivateSelectionSearchCV._plan_privacy"),
+        ("sklearn.py", "_ChoiceSearch._plan_privacy"),
     }
 
 

@@ -213,7 +213,7 @@ def test_repeat_and_select_publishes_the_pick_only(capsys):
     assert s.best_estimator_.C == s.best_params_["C"]
     lines = capsys.readouterr().out.splitlines()
     # one line when the candidates are scored, counts only: no score before the pick
-    pattern = r"\[PrivateSelectionSearchCV\] (\d+)/\1 candidates fitted and scored \(no score"
+    pattern = r"\[Private\w+SearchCV\] (\d+)/\1 candidates fitted and scored \(no score"
     assert len(lines) == 1 and re.match(pattern, lines[0])
 
 
@@ -230,11 +230,11 @@ def test_a_one_shot_choice_publishes_the_pick_and_no_score_unless_asked(capsys):
     lines = capsys.readouterr().out.splitlines()
     # what the budget resolves, said before any score; then counts only
     assert re.match(
-        r"\[PrivateSelectionSearchCV\] the permute-and-flip choice among the untuned "
+        r"\[Private\w+SearchCV\] the permute-and-flip choice among the untuned "
         r"estimator and 6 candidates at epsilon=1 resolves \d+ points",
         lines[0],
     )
-    pattern = r"\[PrivateSelectionSearchCV\] 7/7 candidates fitted and scored \(no score"
+    pattern = r"\[Private\w+SearchCV\] 7/7 candidates fitted and scored \(no score"
     assert len(lines) == 2 and re.match(pattern, lines[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -322,7 +322,7 @@ def test_repeat_and_select_offers_the_untuned_estimator_and_accounts_for_it():
     assert s.epsilon_ < off.epsilon_
 
 
-def test_private_selection_is_a_search_of_its_own_and_release_best_delegates_to_it():
+def test_private_selection_is_a_search_of_its_own_and_release_best_makes_the_same_choice():
     from sklearn.base import clone
 
     from privtune import PrivateSelectionSearchCV
@@ -341,9 +341,10 @@ def test_private_selection_is_a_search_of_its_own_and_release_best_delegates_to_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         own.fit(X, y)
-        delegated = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
-    assert delegated.best_params_ == own.best_params_
-    assert delegated.privacy_report_ == own.privacy_report_
+        chosen = search(privacy_budget=(1.0, 1e-6)).fit(X, y)
+    # one choice code (_ChoiceSearch), run by each search itself: nothing is delegated
+    assert chosen.best_params_ == own.best_params_
+    assert chosen.privacy_report_ == own.privacy_report_
     with pytest.raises(ValueError, match="private selection: pass epsilon"):
         PrivateSelectionSearchCV(LogisticRegression(), {"C": (0.1, 1.0)}).fit(X, y)
 
