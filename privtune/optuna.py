@@ -35,7 +35,7 @@ from optuna.trial import FrozenTrial, Trial, TrialState
 
 from ._checks import check_int, check_seed
 from .optuna_privacy import StudyPrivacy
-from .plan import PrivacyPlan
+from .plan import STUDY, PrivacyPlan
 from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed
 from .registry import PrivacyModel
@@ -366,7 +366,7 @@ class PrivateGPUCBSampler(BaseSampler):
             kind="choice" if chooses else "scores",
             noise_seed=noise_seed,
             optimizer_kwargs=optimizer_kwargs,
-            require_range=True,
+            door=STUDY,
         )
         self._n_trials = None if n_trials is None else check_int("n_trials", n_trials)
         self.algorithm = self.plan.algorithm

@@ -50,8 +50,7 @@ from .privacy.receipts import ATTR_DIGEST, ATTR_OWNER, digest
 from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.units import PrivacyUnit, with_end_to_end
-from .privacy.withhold import clean
-from .privacy.withhold import release as withhold_release
+from .privacy.withhold import clean, outgoing
 from .record_choice import choose, proposals, shortlist
 from .records import RecordObjective
 from .registry import PrivacyModel
@@ -264,7 +263,7 @@ class StudyPrivacy:
             except BaseException as exc:
                 # the message and the frames may hold a raw score (a scorer's error, an
                 # objective's f-string): only privtune's own messages go out
-                failure = withhold_release(exc, self.plan.setting)
+                failure = outgoing(exc, self.plan.setting)
             finally:
                 _PRIVATIZED_TRIAL.reset(token)
             if failure is not None:
@@ -663,7 +662,7 @@ class StudyPrivacy:
         except PrivacyError:
             raise
         except BaseException as exc:
-            raise withhold_release(exc, self.plan.setting) from None
+            raise outgoing(exc, self.plan.setting) from None
         trial_number = short.keys[picked.index]
         report = one_shot.report(self.plan.unit, self.plan.value_range, picked.sampler)
         report["candidates"] = (

@@ -43,13 +43,51 @@ from .privacy.release import ScoreRelease
 from .privacy.units import UNITS, PrivacyUnit
 from .registry import QFF_DEFAULT_BETA, REGISTRY, AlgorithmSpec, PrivacyModel, resolve_algorithm
 
-__all__ = ["REPORT_DELTA", "PrivacyPlan", "privacy_summary"]
+__all__ = ["ANY", "REPORT_DELTA", "SEARCH", "STUDY", "Door", "PrivacyPlan", "privacy_summary"]
 
 #: The delta at which a report states its composed epsilon when no budget names one.
 REPORT_DELTA = 1e-6
 
 #: ``value_range`` checked: ``{metric: (lo, hi)}``, the key ``None`` for the optimized score.
 Ranges = Mapping[str | None, tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class Door:
+    """The door a tuner's settings enter by, and the rules that follow from what it publishes.
+
+    Attributes
+    ----------
+    what : str
+        What a total budget covers, in messages (``"the study"``, ``"the search"``).
+    n_name : str
+        The door's name for the planned number of reports (``"n_trials"``, ``"n_iter"``).
+    by_metric : bool
+        ``value_range`` may name metrics (a search reports several).
+    require_range : bool
+        Privacy needs ``value_range`` at once (no scorer tells the range).
+    publishes : bool
+        Every released score is published (a search's ``cv_results_``), so joint DP, whose
+        raw scores stay with a trusted privatizer, is refused.
+    unit_without_privacy : bool
+        ``privacy_unit`` may be given without privacy, and then means nothing (a search keeps
+        its other settings when ``epsilon`` is removed); otherwise it is refused.
+    """
+
+    what: str
+    n_name: str
+    by_metric: bool = False
+    require_range: bool = False
+    publishes: bool = False
+    unit_without_privacy: bool = False
+
+
+#: A door with no rule of its own (direct use of the plan).
+ANY = Door("the study", "n_trials")
+#: The Optuna sampler's door: a study.
+STUDY = Door("the study", "n_trials", require_range=True)
+#: The scikit-learn searches' door.
+SEARCH = Door("the search", "n_iter", by_metric=True, publishes=True, unit_without_privacy=True)
 
 
 @dataclass(frozen=True)
@@ -110,12 +148,7 @@ class PrivacyPlan:
         kind: str = "scores",
         noise_seed: int | None = None,
         optimizer_kwargs: Mapping[str, Any] | None = None,
-        by_metric: bool = False,
-        require_range: bool = False,
-        publishes: bool = False,
-        unit_without_privacy: bool = False,
-        n_name: str = "n_trials",
-        what: str = "the study",
+        door: Door = ANY,
     ) -> PrivacyPlan:
         """Check a tuner's privacy settings, with errors that name the argument and what is
         allowed.
@@ -131,7 +164,7 @@ class PrivacyPlan:
             given, available only for the algorithms whose scores go through the Laplace
             curator.
         value_range : tuple of float or dict, optional
-            ``(lo, hi)``, or with ``by_metric`` a dict ``{metric: (lo, hi)}``.
+            ``(lo, hi)``, or at a door ``by_metric`` a dict ``{metric: (lo, hi)}``.
         privacy_unit : {"score", "record"}, default="score"
             The record unit needs privacy and the Laplace curator, and one range.
         n_reports : int or callable, optional
@@ -146,24 +179,15 @@ class PrivacyPlan:
             The noise's seed, carried as it is (the adapter checks it under its own name).
         optimizer_kwargs : mapping, optional
             Read for the qff algorithms' ``privacy_beta`` (``beta``, its deprecated name).
-        by_metric : bool, default=False
-            ``value_range`` may name metrics (the scikit-learn searches).
-        require_range : bool, default=False
-            Privacy needs ``value_range`` now (the Optuna sampler: no scorer tells the range).
-        publishes : bool, default=False
-            Every released score is published (a search's ``cv_results_``): joint DP, whose
-            raw scores stay with a trusted privatizer, is refused.
-        unit_without_privacy : bool, default=False
-            ``privacy_unit`` may be given without privacy, and then means nothing (a search
-            keeps its other settings when ``epsilon`` is removed); otherwise the record unit
-            without privacy is refused.
-        n_name, what : str
-            The adapter's name for ``n_reports`` and for what a budget covers, in messages.
+        door : Door, default=ANY
+            The door the settings enter by (:data:`STUDY`, :data:`SEARCH`): the rules that
+            follow from what it publishes, and its names in messages.
 
         Returns
         -------
         PrivacyPlan
         """
+        what, n_name = door.what, door.n_name
         if epsilon is not None and privacy_budget is not None:
             raise ValueError(
                 f"Pass epsilon or privacy_budget (the total over {what}), not both; got "
@@ -183,7 +207,7 @@ class PrivacyPlan:
             )
         if privacy_unit not in UNITS:
             raise ValueError(f"privacy_unit must be 'score' or 'record', got {privacy_unit!r}.")
-        if privacy_unit == "record" and not private and unit_without_privacy:
+        if privacy_unit == "record" and not private and door.unit_without_privacy:
             privacy_unit = "score"  # without privacy there is no unit to protect
         if privacy_unit == "record" and not (private and laplace):
             raise ValueError(
@@ -196,14 +220,14 @@ class PrivacyPlan:
                 "Under privacy_unit='record', value_range is the range (lo, hi) of each "
                 "validation record's value of the one optimized metric, not a dict."
             )
-        ranges = _check_ranges(value_range, by_metric)
-        if private and require_range and not ranges:
+        ranges = _check_ranges(value_range, door.by_metric)
+        if private and door.require_range and not ranges:
             raise ValueError(
                 "value_range is required when epsilon is set: the curator clips every score to "
                 "(lo, hi) so that one report's sensitivity is hi - lo. For accuracy or AUC use "
                 "value_range=(0.0, 1.0)."
             )
-        if private and publishes and not spec.publishable:
+        if private and door.publishes and not spec.publishable:
             raise ValueError(
                 f"algorithm={algorithm!r} is not available in a search: under joint DP the "
                 "raw scores stay with a trusted privatizer, but a search publishes each "

@@ -47,7 +47,7 @@ from ._checks import user_stacklevel
 from ._display import estimate_text
 from ._sklearn_compat import evaluate, progress_bar, splitter_before_search
 from .batch import BatchOptimization, default_point
-from .plan import PrivacyPlan
+from .plan import SEARCH, PrivacyPlan
 from .privacy import PrivacyError, PrivacyLedger
 from .privacy.budget import (
     one_shot_resolution,
@@ -66,7 +66,7 @@ from .privacy.oneshot import MECHANISMS as ONE_SHOT
 from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, with_end_to_end
-from .privacy.withhold import clean, release
+from .privacy.withhold import clean, outgoing
 from .record_choice import Proposals, Shortlist, choose, proposals, shortlist
 from .records import (
     RecordMetric,
@@ -205,7 +205,7 @@ class _PrivateSearchCV(BaseSearchCV):
             # (every fold's score) may hold raw scores: raise a bare exception, outside this
             # block so that it has neither context nor those frames. privtune's own errors
             # keep their message.
-            withheld = release(exc, self._fit.privacy.setting)
+            withheld = outgoing(exc, self._fit.privacy.setting)
         else:
             if self._private:
                 self.privacy_report_ = self._end_to_end(self._report())
@@ -337,11 +337,7 @@ class _PrivateSearchCV(BaseSearchCV):
             kind="scores" if self._spreads_budget else "choice",
             noise_seed=noise_seed,
             optimizer_kwargs=self._optimizer_kwargs,
-            by_metric=True,
-            publishes=True,
-            unit_without_privacy=True,
-            n_name="n_iter",
-            what="the search",
+            door=SEARCH,
         )
 
     def _engine(self) -> TuningEngine:
@@ -1121,7 +1117,7 @@ default="auto"
         return super().fit(X, y, **params)
 
     @property
-    def _release(self) -> str:
+    def _publishes(self) -> str:
         """``release``, ``"auto"`` resolved: ``"best"`` under the record unit with privacy."""
         if self.release != "auto":
             return self.release
@@ -1130,7 +1126,7 @@ default="auto"
     @property
     def _chooses(self) -> bool:
         """Whether the search publishes one private choice (``release="best"``)."""
-        return self._release == "best"
+        return self._publishes == "best"
 
     def _prepare(self, X, y, params) -> None:
         """``release="best"``: under the record unit, the candidates proposed on the training
@@ -1194,7 +1190,7 @@ default="auto"
 
     @property
     def _spreads_budget(self) -> bool:  # type: ignore[override]
-        return self._release == "scores"
+        return self._publishes == "scores"
 
     @property
     def _algorithm(self) -> str:  # type: ignore[override]

@@ -16,7 +16,7 @@ from privtune.plan import PrivacyPlan
 from privtune.privacy import GaussianCurator, LaplaceCurator, PrivacyLedger, Receipt
 from privtune.privacy.receipts import event_from_data, event_to_data
 from privtune.privacy.seeds import report_generator, stream_seed
-from privtune.privacy.withhold import clean, describe, release
+from privtune.privacy.withhold import clean, describe, outgoing
 from privtune.registry import REGISTRY, PrivacyModel
 from privtune.space import Integer, SearchSpace
 from privtune.tuning import OutsideArm, TuningEngine
@@ -240,9 +240,9 @@ def test_an_exception_leaves_a_private_computation_without_its_message():
     try:
         raise ValueError("mean score 0.9312")
     except ValueError as exc:
-        out = release(exc)
+        out = outgoing(exc)
     assert type(out) is ValueError and "0.9312" not in str(out) and out.__traceback__ is None
-    mine = release(clean(ValueError("value_range is required")))
+    mine = outgoing(clean(ValueError("value_range is required")))
     assert str(mine) == "value_range is required" and mine.__context__ is None
     assert describe(KeyError("secret")) == "KeyError"
 

@@ -14,7 +14,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 
 from privtune import PrivateBOSearchCV, PrivateGPUCBSampler, PrivateSelectionSearchCV
-from privtune.plan import REPORT_DELTA, PrivacyPlan
+from privtune.plan import REPORT_DELTA, SEARCH, STUDY, PrivacyPlan
 from privtune.privacy import GaussianCurator, LaplaceCurator, PrivacyLedger
 
 PACKAGE = Path(__file__).resolve().parents[1] / "privtune"
@@ -94,7 +94,7 @@ def test_every_release_is_built_by_the_plan():
 )
 def test_a_bad_setting_is_refused_with_its_name(kwargs, error, message):
     with pytest.raises(error, match=message):
-        PrivacyPlan.check("gp-ucb", require_range=True, **kwargs)
+        PrivacyPlan.check("gp-ucb", door=STUDY, **kwargs)
 
 
 def test_the_qff_privacy_beta_is_read_for_the_qff_algorithms_only():
@@ -111,7 +111,7 @@ def test_the_algorithms_rules_are_checked_with_the_settings():
     with pytest.raises(ValueError, match="privacy_unit='record' protects"):
         PrivacyPlan.check("qff-ldp", epsilon=1.0, value_range=(0, 1), privacy_unit="record")
     with pytest.raises(ValueError, match="not available in a search"):
-        PrivacyPlan.check("qff-jdp", epsilon=1.0, value_range=(0, 1), publishes=True)
+        PrivacyPlan.check("qff-jdp", epsilon=1.0, value_range=(0, 1), door=SEARCH)
     with pytest.raises(ValueError, match="not a dict"):
         PrivacyPlan.check(epsilon=1.0, value_range={"score": (0, 1)}, privacy_unit="record")
     for epsilon in (1.0, None):
@@ -131,14 +131,14 @@ def test_a_budget_is_spread_over_the_planned_reports_and_named_as_given():
         privacy_budget=(2.0, 1e-5),
         value_range={"accuracy": (0, 1), "f1": (0, 1)},
         n_reports=lambda ranges: 10 * len(ranges),
-        by_metric=True,
+        door=SEARCH,
     )
     assert per_metric.budget is not None and per_metric.budget.n_reports == 20
     # private selection: the whole publication's, not spread
     whole = PrivacyPlan.check(privacy_budget=(2.0, 1e-5), value_range=(0, 1), kind="choice")
     assert whole.budget is None and whole.epsilon is None and whole.private
     # a search's unit means nothing without privacy (its settings stay as they were)
-    assert PrivacyPlan.check(privacy_unit="record", unit_without_privacy=True).unit_kind == "score"
+    assert PrivacyPlan.check(privacy_unit="record", door=SEARCH).unit_kind == "score"
     exact = PrivacyPlan.check()
     assert not exact.private and exact.setting == "epsilon" and exact.delta == REPORT_DELTA
 

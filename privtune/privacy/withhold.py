@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .errors import PrivacyError
 
-__all__ = ["bare", "clean", "describe", "is_clean", "release", "withheld"]
+__all__ = ["bare", "clean", "describe", "is_clean", "outgoing", "withheld"]
 
 
 def clean(exc: BaseException) -> BaseException:
@@ -63,7 +63,7 @@ def withheld(exc: BaseException, setting: str = "epsilon") -> BaseException:
         return PrivacyError(message)
 
 
-def release(exc: BaseException, setting: str = "epsilon") -> BaseException:
+def outgoing(exc: BaseException, setting: str = "epsilon") -> BaseException:
     """What may leave a private computation in place of ``exc``: :func:`bare` for a
     :func:`clean` exception, :func:`withheld` (naming ``setting``) for any other."""
     return bare(exc) if is_clean(exc) else withheld(exc, setting)
