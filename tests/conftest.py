@@ -34,6 +34,19 @@ def dask_client():
 
 
 @pytest.fixture
+def postgres_url():
+    """The SQLAlchemy URL of the real PostgreSQL server ``.ci/run`` starts on loopback
+    (``PRIVTUNE_TEST_POSTGRES_URL``); skipped without one, unless ``PRIVTUNE_REQUIRE_SERVERS=1``
+    turns a missing server into a failure."""
+    url = os.environ.get("PRIVTUNE_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
+            pytest.fail("PRIVTUNE_TEST_POSTGRES_URL is not set but PRIVTUNE_REQUIRE_SERVERS=1.")
+        pytest.skip("no PostgreSQL server: set PRIVTUNE_TEST_POSTGRES_URL (see .ci/run)")
+    return url
+
+
+@pytest.fixture
 def always_failing():
     """An estimator class whose every fit fails, as one misconfigured for the data does; the
     class counts the fits made (``fits``), clones included."""

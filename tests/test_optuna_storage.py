@@ -120,12 +120,8 @@ def test_two_processes_share_a_journal_file(tmp_path, algorithm):
         assert isinstance(attrs["privtune:qff_noise_seed"], int)
 
 
-def test_two_processes_share_a_postgresql_server():
-    url = os.environ.get("PRIVTUNE_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
-            pytest.fail("PRIVTUNE_TEST_POSTGRES_URL is not set but PRIVTUNE_REQUIRE_SERVERS=1.")
-        pytest.skip("no PostgreSQL server: set PRIVTUNE_TEST_POSTGRES_URL (see .ci/run)")
+def test_two_processes_share_a_postgresql_server(postgres_url):
+    url = postgres_url
     name = f"shared-{uuid.uuid4().hex[:8]}"
     optuna.create_study(study_name=name, storage=url, direction="maximize")
     _run_two_workers("rdb", url, name)
@@ -360,12 +356,8 @@ def test_two_processes_make_one_record_choice_on_a_journal_file(tmp_path):
     _check_one_choice(JournalStorage(JournalFileBackend(path)), "record", outs)
 
 
-def test_two_processes_make_one_record_choice_on_a_postgresql_server():
-    url = os.environ.get("PRIVTUNE_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
-            pytest.fail("PRIVTUNE_TEST_POSTGRES_URL is not set but PRIVTUNE_REQUIRE_SERVERS=1.")
-        pytest.skip("no PostgreSQL server: set PRIVTUNE_TEST_POSTGRES_URL (see .ci/run)")
+def test_two_processes_make_one_record_choice_on_a_postgresql_server(postgres_url):
+    url = postgres_url
     name = f"record-{uuid.uuid4().hex[:8]}"
     optuna.create_study(study_name=name, storage=url, direction="maximize")
     outs = _record_choice_by_two_workers("rdb", url, name)

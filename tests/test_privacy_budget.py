@@ -269,12 +269,8 @@ def test_workers_on_a_journal_file_share_one_budget(tmp_path):
     _three_workers_on_a_budget_of_ten("journal", path, "budget", storage)
 
 
-def test_workers_on_a_postgresql_server_share_one_budget():
-    url = os.environ.get("PRIVTUNE_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("PRIVTUNE_REQUIRE_SERVERS") == "1":
-            pytest.fail("PRIVTUNE_TEST_POSTGRES_URL is not set but PRIVTUNE_REQUIRE_SERVERS=1.")
-        pytest.skip("no PostgreSQL server: set PRIVTUNE_TEST_POSTGRES_URL (see .ci/run)")
+def test_workers_on_a_postgresql_server_share_one_budget(postgres_url):
+    url = postgres_url
     name = f"budget-{uuid.uuid4().hex[:8]}"
     storage = optuna.storages.RDBStorage(url)
     try:
