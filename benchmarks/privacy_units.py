@@ -29,6 +29,22 @@ the pool (for each ``n_val``) and its test accuracy:
   validation records are read; and their cross-validated accuracies there
   (``proposed_training``, the untuned estimator's first).
 
+A second kind of run (``run --optuna``, named ``<model>-<data set>-<seed>-optuna``) is the
+Optuna door to the same choice, run as a user would on the same training records:
+``PrivateGPUCBSampler(privacy_unit="record", privacy_budget=(1, DELTA), n_trials=N_ITER + 1,
+value_range=(0, 1), seed=seed)`` on a ``privtune.RecordObjective`` (3-fold cross-validated
+accuracy on the training records; the validation pool is its ``X_val``, which no trial reads),
+the untuned configuration enqueued as trial 0 when its values lie in the space (not for a
+``None`` depth, ``gamma="scale"``, ``max_features="sqrt"`` or ``l2_regularization=0``: the study
+then has no untuned trial, and the choice ``recommend(study)`` would make is among the trials
+alone). It stores the distinct configurations of the trials in trial order (``optuna``, the
+untuned one apart; :func:`privtune.record_choice.proposals`), each fitted on the training records
+like the proposals, their training values (``optuna_training``, the untuned trial's first,
+``None`` without one), and the seconds the study took (``seconds_optuna``) beside those of
+``propose_candidates`` for the same run in the same process (``seconds_search_proposals``; the
+two timed one after the other, in an order alternating with the seed). ``recommend`` is not
+called: its pick is computed by the law, as the search's is.
+
 The modes are then computed from those counts, for every ``n_val`` and epsilon, by the laws of
 the library's mechanisms (the expected test accuracy of the pick over the mechanism's noise:
 exactly for the exponential mechanism, over ``DRAWS`` seeded draws otherwise; the tests check
@@ -48,6 +64,12 @@ that the searches sample these laws):
   untuned estimator's; measured, not kept);
 - ``pf-proposed`` / ``em-proposed``: the one-shot choice among the untuned estimator and the
   proposed candidates on the validation accuracies alone;
+- ``pf-optuna``: the Optuna door's choice (``sampler.recommend(study, baseline=0)``):
+  permute-and-flip among the untuned configuration and the trials whose training value is at
+  least its own (:func:`privtune.record_choice.shortlist`), or among every trial when the study
+  has no untuned trial (``exact-optuna``: the best validation accuracy among the same, the
+  one-shot choice's limit); ``pf-optuna-untuned`` (measured): the same with the untuned
+  estimator always a candidate, its training score the search's (the same folds);
 - ``cv-best``: the best training accuracy (free under the record unit, no validation record
   read);
 - variants ``-h<h>``: the untuned estimator given a head start of ``h s ln k`` (``s`` the
@@ -72,8 +94,9 @@ Usage::
     python -m benchmarks.privacy_units run          # every missing run (resumable)
     python -m benchmarks.privacy_units run --cv     # training scores of runs made before
     python -m benchmarks.privacy_units run --scores # the every-score searches, run for real
+    python -m benchmarks.privacy_units run --optuna # the Optuna door, on the same records
     python -m benchmarks.privacy_units summarize    # privacy_units.json, .md and .png
-    python -m benchmarks.privacy_units --quick      # smoke run (tests)
+    python -m benchmarks.privacy_units --quick      # smoke run (tests; --optuna: its door)
 """
 
 from __future__ import annotations
@@ -106,6 +129,7 @@ from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from privtune import PrivateBOSearchCV
 from privtune.acquisition import baseline_level
+from privtune.batch import default_point
 from privtune.privacy.composition import (
     RepeatDistribution,
     per_report_epsilon,
@@ -113,6 +137,7 @@ from privtune.privacy.composition import (
 )
 from privtune.privacy.oneshot import choice_shortfall, noise_scale
 from privtune.privacy.selection import laplace_difference_quantile
+from privtune.record_choice import proposals, shortlist
 from privtune.sklearn import propose_candidates
 from privtune.space import Categorical, Integer, Real, as_space
 
@@ -150,8 +175,26 @@ FLOOR = -2.5
 #: Choices that also use the proposals' scores on the training records (stored by each run, or
 #: by ``run --cv`` for the runs made before): see :func:`_with_training_scores`.
 TRAINING = ["pf-shortlist", "exact-shortlist", "pf-combined", "cv-best"]
-#: Every mode reported (the run searches where they were run).
-REPORTED = [*MODES, SEARCHED]
+#: The Optuna door (``run --optuna``): its one-shot choice, the same choice's limit (exact),
+#: and a measured variant with the untuned estimator always among the candidates.
+OPTUNA = "pf-optuna"
+OPTUNA_EXACT = "exact-optuna"
+OPTUNA_UNTUNED = "pf-optuna-untuned"
+#: Every mode reported (the run searches and the Optuna door where they were run).
+REPORTED = [*MODES, OPTUNA, OPTUNA_EXACT, SEARCHED]
+#: The columns of the markdown tables, exact tuning first.
+COLUMNS = [
+    "exact-random",
+    "exact-proposed",
+    "exact-shortlist",
+    OPTUNA_EXACT,
+    "pf-shortlist",
+    OPTUNA,
+    *[m for m in MODES if m != "pf-shortlist"],
+    SEARCHED,
+]
+#: Modes present only where their runs were made (skipped in a task missing one seed's run).
+PARTIAL = [SEARCHED, *TRAINING, OPTUNA, OPTUNA_EXACT, OPTUNA_UNTUNED]
 #: ``PrivateBOSearchCV``'s default under the record unit, and ``PrivateSelectionSearchCV``'s.
 DEFAULT = "pf-shortlist"
 SELECTION = "pf-random"
@@ -166,6 +209,8 @@ _LABELS = {
     "laplace-random": "every score released (Laplace), random (cut at the panel's floor)",
     "ras-random": "repeat-and-select, random",
     SEARCHED: "Bayesian search releasing every score (run; 4 cheaper models)",
+    OPTUNA: "Optuna door: sampler's trials, shortlisted, permute-and-flip",
+    OPTUNA_EXACT: "exact tuning, the Optuna door's shortlist",
 }
 
 SPACES = {
@@ -341,7 +386,7 @@ def run_scores(
 
 def run_cv(model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_iter: int) -> dict:
     """The proposals' own scores on the training records: the 3-fold cross-validated accuracy
-    that ``propose_candidates`` measured for each configuration it evaluated (the
+    that ``propose_candidates``'s search measured for each configuration it evaluated (the
     untuned estimator's first), on the same training records as :func:`run_one`. Free under
     the record unit (those records are not protected); stored to measure a choice that uses
     them."""
@@ -368,12 +413,137 @@ def run_cv(model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_it
     }
 
 
+def _untuned_params(model: str, seed: int) -> dict | None:
+    """The untuned estimator's own values of the space's parameters (the search's
+    ``default_params``), or ``None`` when one lies outside the space (a ``None`` depth, say):
+    an Optuna study cannot enqueue it."""
+    space = as_space(SPACES[model])
+    own = estimator(model, seed).get_params(deep=True)
+    params = {name: own[name] for name in space.names}
+    return params if default_point(space, params) is not None else None
+
+
+def _suggest(trial: Any, name: str, distribution: Any) -> Any:
+    """The trial's value of ``name`` by the public ``suggest_*`` of its distribution."""
+    from optuna.distributions import FloatDistribution, IntDistribution
+
+    if isinstance(distribution, FloatDistribution):
+        return trial.suggest_float(
+            name, distribution.low, distribution.high, log=distribution.log, step=distribution.step
+        )
+    if isinstance(distribution, IntDistribution):
+        return trial.suggest_int(
+            name, distribution.low, distribution.high, log=distribution.log, step=distribution.step
+        )
+    return trial.suggest_categorical(name, distribution.choices)
+
+
+def _make_estimator(model: str, seed: int, distributions: dict, trial: Any):
+    """The estimator of a trial's suggestions (``RecordObjective``'s ``make_estimator``)."""
+    params = {name: _suggest(trial, name, d) for name, d in distributions.items()}
+    return clone(estimator(model, seed)).set_params(**params)
+
+
+def run_optuna(
+    model: str, dataset: str, seed: int, n_train: int, n_vals: list, n_iter: int
+) -> dict:
+    """The Optuna door under the record unit, run as a user would on the training records of
+    :func:`run_one`: the sampler's trials (the untuned configuration enqueued as trial 0 when
+    it lies in the space), their configurations fitted and counted like the proposals, and the
+    study's seconds beside ``propose_candidates``'s for the same run."""
+    import optuna
+
+    from privtune import PrivateGPUCBSampler, RecordObjective
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    X, y = load(dataset)
+    train, pool, test = splits(seed, y, n_train, max(n_vals))
+    n_vals = [n for n in n_vals if n <= len(pool)]
+    data = (X, y, train, pool, test, n_vals)
+    untuned = _untuned_params(model, seed)
+    distributions = as_space(SPACES[model]).to_optuna()
+    seconds: dict = {}
+
+    def study() -> Any:
+        t0 = time.perf_counter()
+        sampler = PrivateGPUCBSampler(
+            privacy_unit="record",
+            privacy_budget=(1.0, DELTA),
+            n_trials=n_iter + 1,
+            value_range=(0.0, 1.0),
+            seed=seed,
+        )
+        objective = RecordObjective(
+            functools.partial(_make_estimator, model, seed, distributions),
+            X[train],
+            y[train],
+            X[pool],  # the validation pool: read by recommend only, which is not called
+            y[pool],
+            scoring="accuracy",
+        )
+        done = sampler.create_study(direction="maximize")
+        if untuned is not None:
+            done.enqueue_trial(untuned)  # trial 0: the untuned configuration
+        sampler.optimize(done, objective)
+        seconds["optuna"] = time.perf_counter() - t0
+        return done
+
+    def search() -> None:
+        t0 = time.perf_counter()
+        propose_candidates(_proposer(model, seed, n_iter), "accuracy", X, y, None, train)
+        seconds["search"] = time.perf_counter() - t0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if seed % 2:  # the order alternates with the seed: neither is always warmed up
+            search()
+            done = study()
+        else:
+            done = study()
+            search()
+        trials = [
+            t
+            for t in done.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+            if t.value is not None and np.isfinite(t.value)
+        ]
+        # what recommend(study, baseline=0) reads: distinct configurations, the untuned apart
+        offered = proposals(
+            [(t.number, t.params, float(t.value)) for t in trials],
+            untuned_key=0 if untuned is not None else None,
+        )
+        rows = [_evaluate(model, seed, params, *data) for params in offered.params]
+    head = offered.untuned_training if untuned is not None else None
+    return {
+        "model": model,
+        "dataset": dataset,
+        "seed": seed,
+        "kind": "optuna",
+        "n_vals": n_vals,
+        "n_iter": n_iter,
+        "n_trials": len(done.trials),
+        "n_complete": len(trials),
+        "untuned_enqueued": untuned is not None,
+        "optuna": rows,
+        # their 3-fold cross-validated accuracies on the training records, the untuned first
+        "optuna_training": [head, *(float(v) for v in offered.training)],
+        "seconds_optuna": seconds["optuna"],
+        "seconds_search_proposals": seconds["search"],
+        "seconds": seconds["optuna"] + seconds["search"],
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     """Every run of ``args`` not saved yet: seed by seed, the cheaper models first (with
-    ``--scores``, the real every-score searches of :func:`run_scores` instead)."""
+    ``--scores``, the real every-score searches of :func:`run_scores` instead; with
+    ``--optuna``, the Optuna door's runs of :func:`run_optuna`)."""
     tasks = []
     for seed, model, dataset in itertools.product(args.seeds, args.models, args.datasets):
-        if args.cv:
+        if args.optuna:
+            name = f"{model}-{dataset}-{seed}-optuna"
+            compute = functools.partial(
+                run_optuna, model, dataset, seed, args.n_train, args.n_vals, args.n_iter
+            )
+        elif args.cv:
             name = f"{model}-{dataset}-{seed}-cv"
             compute = functools.partial(
                 run_cv, model, dataset, seed, args.n_train, args.n_vals, args.n_iter
@@ -509,13 +679,52 @@ def _with_training_scores(
     return out
 
 
-def _cells(run: dict, epsilons: list[str], draws: int, cv: dict | None = None) -> list[dict]:
+def _optuna_shortlists(run: dict, optuna: dict, training: np.ndarray | None) -> dict:
+    """The rows among which the Optuna door chooses (the untuned estimator first when the
+    study has it: :func:`privtune.record_choice.shortlist` of the trials' training values), and
+    for ``pf-optuna-untuned`` the same with the untuned estimator always a candidate, its
+    training score the search's (``training[0]``, the same folds of the same records)."""
+    rows = optuna["optuna"]
+    values = optuna["optuna_training"]
+    trials = [
+        (i, row["params"], v) for i, (row, v) in enumerate(zip(rows, values[1:], strict=True))
+    ]
+
+    def chosen(head: float | None) -> list[dict]:
+        if head is None:  # no untuned trial: recommend(study) chooses among the trials
+            short = shortlist(proposals(trials))
+        else:
+            short = shortlist(proposals([("untuned", {}, head), *trials], untuned_key="untuned"))
+        return [run["untuned"] if k == "untuned" else rows[k] for k in short.keys]
+
+    out = {OPTUNA: chosen(values[0])}
+    head = values[0]
+    if head is None and training is not None:
+        head = float(training[0])
+    if head is not None:
+        out[OPTUNA_UNTUNED] = chosen(head)
+    return out
+
+
+def _cells(
+    run: dict,
+    epsilons: list[str],
+    draws: int,
+    cv: dict | None = None,
+    optuna: dict | None = None,
+) -> list[dict]:
     """Every (n_val, epsilon) of one run: each mode's expected gain over the untuned, in
-    points (with ``cv``, the proposals' training scores, the :data:`TRAINING` modes too)."""
+    points (with ``cv``, the proposals' training scores, the :data:`TRAINING` modes too; with
+    ``optuna``, the run's Optuna door, its modes too)."""
     rng = np.random.default_rng([run["seed"], len(run["dataset"]), 7])
+    # the Optuna door's draws apart, so that the other modes' draws do not depend on it
+    rng_optuna = np.random.default_rng([run["seed"], len(run["dataset"]), 11])
     out = []
     base_test = run["untuned"]["test"]
     training = _training_scores(run, cv)
+    doors = {}
+    if optuna is not None and optuna["n_vals"] == run["n_vals"] and optuna["optuna"]:
+        doors = _optuna_shortlists(run, optuna, training)
     for j, n_val in enumerate(run["n_vals"]):
         sets = {}
         for kind in ("random", "proposed"):
@@ -552,6 +761,15 @@ def _cells(run: dict, epsilons: list[str], draws: int, cv: dict | None = None) -
                 for mode in TRAINING:
                     cell[mode] = 100.0 * (picks[mode] - base_test)
                 cell["shortlist_size"] = picks["shortlist_size"]
+            for door, rows in doors.items():
+                counts = np.array([r["val"][j] for r in rows], dtype=float)
+                tests = np.array([r["test"] for r in rows])
+                args = (float(eps), n_val, rng_optuna, draws)
+                cell[door] = 100.0 * (_pick_test(counts, tests, "pf", *args) - base_test)
+                if door == OPTUNA:
+                    exact = _pick_test(counts, tests, "exact", *args)
+                    cell[OPTUNA_EXACT] = 100.0 * (exact - base_test)
+                    cell["optuna_shortlist_size"] = len(rows) - int(rows[0] is run["untuned"])
             out.append(cell)
     return out
 
@@ -571,9 +789,10 @@ def _beyond_noise(diffs: np.ndarray) -> int:
 
 def summarize(args: argparse.Namespace) -> harness.Report:
     """The report of the saved runs (``privacy_units.json``, ``.md`` and ``.png``)."""
+    saved = harness.load_runs(harness.RunStore(args.out, "privacy_units"))
     runs = [
         r
-        for r in harness.load_runs(harness.RunStore(args.out, "privacy_units"))
+        for r in saved
         if "random" in r
         and r["model"] in args.models
         and r["dataset"] in args.datasets
@@ -581,19 +800,19 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     ]
     searched = {  # the real every-score searches (run --scores), by (model, data set, seed)
         (r["model"], r["dataset"], r["seed"], c["n_val"], c["epsilon"]): c["test"]
-        for r in harness.load_runs(harness.RunStore(args.out, "privacy_units"))
+        for r in saved
         if r.get("kind") == "scores"
         for c in r["cells"]
     }
-    cvs = {
-        (r["model"], r["dataset"], r["seed"]): r
-        for r in harness.load_runs(harness.RunStore(args.out, "privacy_units"))
-        if r.get("kind") == "cv"
+    by_kind = {
+        kind: {(r["model"], r["dataset"], r["seed"]): r for r in saved if r.get("kind") == kind}
+        for kind in ("cv", "optuna")
     }
     per_task: dict = {}
     for r in runs:
-        cv = cvs.get((r["model"], r["dataset"], r["seed"]))
-        for cell in _cells(r, args.epsilons, args.draws, cv):
+        run_key = (r["model"], r["dataset"], r["seed"])
+        cv, optuna = by_kind["cv"].get(run_key), by_kind["optuna"].get(run_key)
+        for cell in _cells(r, args.epsilons, args.draws, cv, optuna):
             key = (r["model"], r["dataset"], r["seed"], cell["n_val"], cell["epsilon"])
             test = searched.get(key)
             if test is not None:
@@ -616,8 +835,8 @@ def summarize(args: argparse.Namespace) -> harness.Report:
             )
             <= 0.01,
         }
-        for mode in dict.fromkeys([*EXACT, *REPORTED, *VARIANTS, *TRAINING]):
-            if mode in (SEARCHED, *TRAINING) and not all(mode in c for c in cells):
+        for mode in dict.fromkeys([*EXACT, *REPORTED, *VARIANTS, *TRAINING, OPTUNA_UNTUNED]):
+            if mode in PARTIAL and not all(mode in c for c in cells):
                 continue  # run for a subset of the cells
             gains = np.array([c[mode] for c in cells])
             row[mode] = float(np.mean(gains))
@@ -628,6 +847,13 @@ def summarize(args: argparse.Namespace) -> harness.Report:
             diff = np.array([c[DEFAULT] - c[other] for c in cells])
             row[f"default_minus_{other}"] = float(np.mean(diff))
             row[f"default_minus_{other}_verdict"] = _beyond_noise(diff)
+        if OPTUNA in row:  # the two doors to the same choice, paired by seed
+            diff = np.array([c[OPTUNA] - c[DEFAULT] for c in cells])
+            row["optuna_minus_default"] = float(np.mean(diff))
+            row["optuna_minus_default_verdict"] = _beyond_noise(diff)
+            row["optuna_shortlist_size"] = float(
+                np.mean([c["optuna_shortlist_size"] for c in cells])
+            )
         tasks.append(row)
     result = {
         "benchmark": "privacy_units",
@@ -638,14 +864,56 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         "seeds": sorted({r["seed"] for r in runs}),
         "default": DEFAULT,
         "targets": _targets(tasks),
+        "optuna": _optuna_summary(
+            [
+                r
+                for k, r in by_kind["optuna"].items()
+                if k in {(q["model"], q["dataset"], q["seed"]) for q in runs}
+            ]
+        ),
         "tasks": tasks,
     }
     return harness.Report(
         result,
-        _markdown(tasks, result["targets"], args),
+        _markdown(tasks, result["targets"], result["optuna"], args),
         lambda path: _plot(tasks, path),
         result["targets"],
     )
+
+
+def _optuna_summary(runs: list[dict]) -> dict:
+    """The Optuna door's runs: how many had the untuned trial, the trials kept, and the time
+    of the study against the search's proposals (``seconds_optuna / seconds_search_proposals``,
+    each run's two measured in the same process), overall and by model."""
+    if not runs:
+        return {"runs": 0}
+
+    def times(mine: list[dict]) -> dict:
+        ratio = np.array([r["seconds_optuna"] / r["seconds_search_proposals"] for r in mine])
+        kept = [
+            sum(v >= r["optuna_training"][0] for v in r["optuna_training"][1:])
+            for r in mine
+            if r["optuna_training"][0] is not None
+        ]
+        return {
+            "runs": len(mine),
+            "untuned_enqueued": sum(r["untuned_enqueued"] for r in mine),
+            "median_seconds_optuna": float(np.median([r["seconds_optuna"] for r in mine])),
+            "median_seconds_search_proposals": float(
+                np.median([r["seconds_search_proposals"] for r in mine])
+            ),
+            "median_ratio": float(np.median(ratio)),
+            "ratio_quartiles": [float(q) for q in np.quantile(ratio, [0.25, 0.75])],
+            "mean_distinct_trials": float(np.mean([len(r["optuna"]) for r in mine])),
+            # the trials whose training value is at least the untuned one's (with it)
+            "mean_kept": float(np.mean(kept)) if kept else None,
+        }
+
+    models = sorted({r["model"] for r in runs}, key=MODELS.index)
+    return {
+        **times(runs),
+        "by_model": {m: times([r for r in runs if r["model"] == m]) for m in models},
+    }
 
 
 def _retained(tasks: list[dict], mode: str, eps: str, held_out: bool) -> dict:
@@ -704,8 +972,19 @@ def _targets(tasks: list[dict]) -> dict:
                 for held, name in ((False, "tuning"), (True, "held_out"))
             },
         }
-        for m in dict.fromkeys(MODES + VARIANTS + TRAINING)
+        for m in dict.fromkeys([*MODES, *VARIANTS, *TRAINING, OPTUNA_UNTUNED])
     }
+    # the Optuna door against the search's default on the same runs, paired by seed
+    out["optuna_below_default_beyond_noise"] = [
+        f"{t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
+        f"({t['optuna_minus_default']:+.2f})"
+        for t in tasks
+        if t.get("optuna_minus_default_verdict") == -1
+    ]
+    out["optuna_above_default_beyond_noise"] = sum(
+        t.get("optuna_minus_default_verdict") == 1 for t in tasks
+    )
+    out["optuna_cells"] = sum(OPTUNA in t for t in tasks)
     for other in (SELECTION, "em-random"):
         out[f"default_below_{other}_beyond_noise"] = [
             f"{t['model']}/{t['dataset']} n_val={t['n_val']} eps={t['epsilon']} "
@@ -720,24 +999,46 @@ def _targets(tasks: list[dict]) -> dict:
     return out
 
 
-def _markdown(tasks: list[dict], targets: dict, args: argparse.Namespace) -> str:
+def _markdown(tasks: list[dict], targets: dict, optuna: dict, args: argparse.Namespace) -> str:
     lines = [
         f"Gain over the untuned estimator in test-accuracy points (mean ± SE over seeds), "
         f"{args.n_iter} candidates and the untuned estimator, {args.n_train} training records.",
         "",
     ]
+    if optuna.get("runs"):
+        lines += [
+            "## The Optuna door",
+            "",
+            "Time of the study (`PrivateGPUCBSampler` + `RecordObjective`, "
+            f"{args.n_iter + 1} trials) against `propose_candidates` on the same run, "
+            "in the same process (median over runs; ratio = Optuna / search).",
+            "",
+            "| model | runs | untuned trial enqueued | Optuna (s) | search's proposals (s) "
+            "| ratio (median) | ratio (quartiles) | trials kept (with an untuned trial) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name, row in [*optuna["by_model"].items(), ("all", optuna)]:
+            lo, hi = row["ratio_quartiles"]
+            kept = "—" if row["mean_kept"] is None else f"{row['mean_kept']:.1f}"
+            lines.append(
+                f"| {name} | {row['runs']} | {row['untuned_enqueued']} | "
+                f"{row['median_seconds_optuna']:.1f} | "
+                f"{row['median_seconds_search_proposals']:.1f} | {row['median_ratio']:.2f} | "
+                f"{lo:.2f} to {hi:.2f} | {kept} |"
+            )
+        lines.append("")
     for held, title in ((False, "Data sets the defaults are chosen on"), (True, "Held out")):
         if not any(t["held_out"] == held for t in tasks):
             continue
         lines += [f"## {title}", ""]
-        header = ["task", "n_val", "ε", *EXACT, *MODES, SEARCHED]
+        header = ["task", "n_val", "ε", *COLUMNS]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for t in tasks:
             if t["held_out"] != held:
                 continue
             cells = [
                 harness.format_mean_se(t[m], t[f"{m}_se"], "+.2f") if m in t else "—"
-                for m in EXACT + REPORTED
+                for m in COLUMNS
             ]
             lines.append(
                 f"| {t['model']} / {t['dataset']} | {t['n_val']} | {t['epsilon']} | "
@@ -756,6 +1057,9 @@ def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
     if not tasks:
         return
     epsilons = sorted({t["epsilon"] for t in tasks}, key=float)
+    covered = sorted({t["model"] for t in tasks if OPTUNA in t}, key=MODELS.index)
+    everyone = {t["model"] for t in tasks}
+    coverage = "" if len(covered) == len(everyone) else f" (run: {', '.join(covered)})"
     rows = [
         (held, label)
         for held, label in ((False, "tuning data sets"), (True, "held-out data sets"))
@@ -773,8 +1077,8 @@ def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
             ax = axes[i][j]
             mine = [t for t in tasks if t["epsilon"] == eps and t["held_out"] == held]
             ns = sorted({t["n_val"] for t in mine})
-            for mode in EXACT + REPORTED:
-                # the run searches cover some tasks: their mean over those
+            for mode in [*EXACT, *(m for m in REPORTED if m != OPTUNA_EXACT)]:
+                # the run searches and the Optuna door cover some tasks: their mean over those
                 xs = [n for n in ns if any(mode in t for t in mine if t["n_val"] == n)]
                 ys = [np.mean([t[mode] for t in mine if t["n_val"] == n and mode in t]) for n in xs]
                 style = "--" if mode.startswith("exact") else "-"
@@ -782,9 +1086,10 @@ def _plot(plt: Any, tasks: list[dict], path: Path) -> None:
                     xs,
                     ys,
                     style,
-                    marker="D" if mode == SEARCHED else None,
-                    color="black" if mode == SEARCHED else None,
-                    label=_LABELS[mode],
+                    marker={SEARCHED: "D", OPTUNA: "o"}.get(mode),
+                    markersize=4,
+                    color={SEARCHED: "black", OPTUNA: "tab:cyan"}.get(mode),
+                    label=_LABELS[mode] + (coverage if mode == OPTUNA else ""),
                     linewidth=2.5 if mode == DEFAULT else 1.2,
                 )
             ax.axhline(0.0, color="grey", linewidth=0.8)
@@ -823,6 +1128,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="run: the proposals' cross-validated scores on the training records",
     )
     parser.add_argument(
+        "--optuna",
+        action="store_true",
+        help="run: the Optuna door (PrivateGPUCBSampler with a RecordObjective under the "
+        "record unit) on each run's training records, timed beside the search's proposals",
+    )
+    parser.add_argument(
         "--scores",
         action="store_true",
         help="run: the real every-score searches (PrivateBOSearchCV(release='scores')) at the "
@@ -839,7 +1150,8 @@ def _quick(args: argparse.Namespace) -> None:
 BENCHMARK = harness.Benchmark(
     name="privacy_units",
     doc=__doc__,
-    quick="k-NN on a small synthetic set, epsilon 1, 4 candidates, two seeds",
+    quick="k-NN on a small synthetic set, epsilon 1, 4 candidates, two seeds (--optuna: the "
+    "Optuna door's runs)",
     arguments=_arguments,
     quick_settings=_quick,
     run=run,

@@ -356,6 +356,32 @@ def test_privacy_units_quick_mode_computes_every_mode_at_every_n_val(tmp_path):
             assert math.isfinite(cell[mode])
     assert "exact-random" in (tmp_path / "quick" / "privacy_units.md").read_text()
     assert (tmp_path / "quick" / "privacy_units.png").stat().st_size > 0
+    assert privacy_units.OPTUNA not in result["tasks"][0]  # the Optuna door: not run yet
+    assert result["optuna"] == {"runs": 0}
+    # the Optuna door on the same training records: its trials join the summary's cells
+    result = privacy_units.main(["--quick", "--optuna", "--out", str(tmp_path)])
+    runs = harness.load_runs(harness.RunStore(tmp_path / "quick", "privacy_units"))
+    doors = [r for r in runs if r.get("kind") == "optuna"]
+    assert len(doors) == 2
+    for run in doors:
+        assert run["untuned_enqueued"] and run["n_trials"] == 5  # n_iter + 1
+        assert 1 <= len(run["optuna"]) <= 4  # distinct, the untuned trial apart
+        assert len(run["optuna_training"]) == len(run["optuna"]) + 1
+        assert run["seconds_optuna"] > 0 and run["seconds_search_proposals"] > 0
+        main = next(r for r in runs if "random" in r and r["seed"] == run["seed"])
+        # the untuned trial's training value is the search's (the same folds)
+        assert math.isclose(run["optuna_training"][0], main["proposed_training"][0])
+    for cell in result["tasks"]:
+        for mode in (privacy_units.OPTUNA, privacy_units.OPTUNA_EXACT):
+            assert math.isfinite(cell[mode])
+    assert result["optuna"]["runs"] == 2 and result["optuna"]["median_ratio"] > 0
+    assert "pf-optuna" in (tmp_path / "quick" / "privacy_units.md").read_text()
+    # an untuned value outside the space (a None depth) is not enqueued
+    assert privacy_units._untuned_params("decision_tree", 0) is None
+    assert privacy_units._untuned_params("knn", 0) == {
+        "kneighborsclassifier__n_neighbors": 5,
+        "kneighborsclassifier__weights": "uniform",
+    }
 
 
 def test_noise_samplers_quick_mode_times_both_samplers(tmp_path):
