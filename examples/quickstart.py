@@ -10,7 +10,7 @@ records, among those that score at least as well as the untuned model on the tra
 (permute-and-flip, epsilon 1 spent once): the search is 1-differentially private for each
 validation record.
 
-    python examples/quickstart.py            # about 30 seconds on two cores
+    python examples/quickstart.py            # about 10 seconds on two cores
     python examples/quickstart.py --quick    # a smoke run of a few seconds
 """
 
