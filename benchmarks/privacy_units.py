@@ -22,7 +22,7 @@ the pool (for each ``n_val``) and its test accuracy:
 - ``random``: ``POOL`` configurations drawn uniformly from the space with ``random_state =
   seed``, the first ``N_ITER`` of them exactly the candidates of
   ``PrivateSelectionSearchCV(n_iter=N_ITER, random_state=seed)``;
-- ``proposed``: the ``N_ITER`` configurations that ``PrivateBOSearchCV(release="best")``
+- ``proposed``: the ``N_ITER`` configurations that ``PrivateBOSearchCV(publish="best")``
   proposes under the record unit (``privtune.sklearn.propose_candidates``: the default
   algorithm tuning with exact scores on the training records alone, 3-fold cross-validation
   inside them): candidates proposed from records the unit does not protect, fixed before the
@@ -34,13 +34,14 @@ Optuna door to the same choice, run as a user would on the same training records
 ``PrivateGPUCBSampler(privacy_unit="record", privacy_budget=(1, DELTA), n_trials=N_ITER + 1,
 value_range=(0, 1), seed=seed)`` on a ``privtune.RecordObjective`` (3-fold cross-validated
 accuracy on the training records; the validation pool is its ``X_val``, which no trial reads),
-the untuned configuration enqueued as trial 0 when its values lie in the space (not for a
-``None`` depth, ``gamma="scale"``, ``max_features="sqrt"`` or ``l2_regularization=0``: the study
-then has no untuned trial, and the choice ``recommend(study)`` would make is among the trials
-alone). It stores the distinct configurations of the trials in trial order (``optuna``, the
-untuned one apart; :func:`privtune.record_choice.proposals`), each fitted on the training records
-like the proposals, their training values (``optuna_training``, the untuned trial's first,
-``None`` without one), and the seconds the study took (``seconds_optuna``) beside those of
+the untuned configuration enqueued as trial 0 when its values lie in the space, else (a ``None``
+depth, ``gamma="scale"``, ``max_features="sqrt"`` or ``l2_regularization=0``) given as the
+objective's ``untuned`` estimator. It stores the distinct configurations of the trials in trial
+order (``optuna``, the untuned one apart; :func:`privtune.record_choice.proposals`), each fitted
+on the training records like the proposals, their training values (``optuna_training``, the
+untuned configuration's first: its trial's, or ``RecordObjective.training_score`` of the
+objective's ``untuned``, as ``recommend`` computes it; ``None`` in runs stored before the
+objective took it), and the seconds the study took (``seconds_optuna``) beside those of
 ``propose_candidates`` for the same run in the same process (``seconds_search_proposals``; the
 two timed one after the other, in an order alternating with the seed). ``recommend`` is not
 called: its pick is computed by the law, as the search's is.
@@ -64,12 +65,13 @@ that the searches sample these laws):
   untuned estimator's; measured, not kept);
 - ``pf-proposed`` / ``em-proposed``: the one-shot choice among the untuned estimator and the
   proposed candidates on the validation accuracies alone;
-- ``pf-optuna``: the Optuna door's choice (``sampler.recommend(study, baseline=0)``):
+- ``pf-optuna``: the Optuna door's choice (``sampler.recommend(study, baseline=0)`` with the
+  untuned trial enqueued, else ``recommend(study)`` with ``RecordObjective(untuned=...)``):
   permute-and-flip among the untuned configuration and the trials whose training value is at
-  least its own (:func:`privtune.record_choice.shortlist`), or among every trial when the study
-  has no untuned trial (``exact-optuna``: the best validation accuracy among the same, the
-  one-shot choice's limit); ``pf-optuna-untuned`` (measured): the same with the untuned
-  estimator always a candidate, its training score the search's (the same folds);
+  least its own (:func:`privtune.record_choice.shortlist`; ``exact-optuna``: the best
+  validation accuracy among the same, the one-shot choice's limit); ``pf-optuna-alone``
+  (measured): permute-and-flip among the trials alone, a study with no baseline of either
+  kind;
 - ``cv-best``: the best training accuracy (free under the record unit, no validation record
   read);
 - variants ``-h<h>``: the untuned estimator given a head start of ``h s ln k`` (``s`` the
@@ -78,7 +80,7 @@ that the searches sample these laws):
   random candidates' accuracies each published with Laplace noise at the per-report epsilon
   the total budget affords over ``N_ITER + 1`` reports (dp-accounting's PLD accountant, delta
   1e-6), the best published score picked: a search that publishes each score, as
-  ``PrivateBOSearchCV(release="scores")`` does, over random candidates (adaptivity may choose
+  ``PrivateBOSearchCV(publish="scores")`` does, over random candidates (adaptivity may choose
   better candidates, but not less noise on their scores);
 - ``ras-random``: repeat-and-select (``PrivateSelectionSearchCV(mechanism=
   "repeat-and-select")``): ``K`` of the pool's candidates, ``K`` geometric of mean ``N_ITER``
@@ -105,6 +107,7 @@ import argparse
 import functools
 import itertools
 import json
+import math
 import os
 import time
 import warnings
@@ -168,7 +171,7 @@ MODES = [
 #: Measured variants: the untuned estimator's head start.
 VARIANTS = [f"pf-{c}-h{h}" for c in ("proposed", "random") for h in ("0.5", "1", "1.5", "2")]
 EXACT = ["exact-random", "exact-proposed"]
-#: ``PrivateBOSearchCV(release="scores")`` run for real (``run --scores``; a subset of cells).
+#: ``PrivateBOSearchCV(publish="scores")`` run for real (``run --scores``; a subset of cells).
 SEARCHED = "bo-scores"
 #: The plot's lowest gain, in points (lower values run off the panel).
 FLOOR = -2.5
@@ -176,10 +179,11 @@ FLOOR = -2.5
 #: by ``run --cv`` for the runs made before): see :func:`_with_training_scores`.
 TRAINING = ["pf-shortlist", "exact-shortlist", "pf-combined", "cv-best"]
 #: The Optuna door (``run --optuna``): its one-shot choice, the same choice's limit (exact),
-#: and a measured variant with the untuned estimator always among the candidates.
+#: and a measured variant without a baseline (``recommend(study)`` with neither an enqueued
+#: untuned trial nor ``RecordObjective(untuned=...)``).
 OPTUNA = "pf-optuna"
 OPTUNA_EXACT = "exact-optuna"
-OPTUNA_UNTUNED = "pf-optuna-untuned"
+OPTUNA_ALONE = "pf-optuna-alone"
 #: Every mode reported (the run searches and the Optuna door where they were run).
 REPORTED = [*MODES, OPTUNA, OPTUNA_EXACT, SEARCHED]
 #: The columns of the markdown tables, exact tuning first.
@@ -194,7 +198,7 @@ COLUMNS = [
     SEARCHED,
 ]
 #: Modes present only where their runs were made (skipped in a task missing one seed's run).
-PARTIAL = [SEARCHED, *TRAINING, OPTUNA, OPTUNA_EXACT, OPTUNA_UNTUNED]
+PARTIAL = [SEARCHED, *TRAINING, OPTUNA, OPTUNA_EXACT, OPTUNA_ALONE]
 #: ``PrivateBOSearchCV``'s default under the record unit, and ``PrivateSelectionSearchCV``'s.
 DEFAULT = "pf-shortlist"
 SELECTION = "pf-random"
@@ -326,7 +330,7 @@ def run_one(
             _evaluate(*args, space.from_unit(u), *data) for u in rng.random((pool_size, space.dim))
         ]
         t_random = time.perf_counter() - t0
-        # the library's own proposals (PrivateBOSearchCV(release="best") under the record unit)
+        # the library's own proposals (PrivateBOSearchCV(publish="best") under the record unit)
         search = _proposer(model, seed, n_iter)
         offered = propose_candidates(search, "accuracy", X, y, None, train)
         proposed = [_evaluate(*args, params, *data) for params in offered.params]
@@ -352,7 +356,7 @@ def run_one(
 def run_scores(
     model: str, dataset: str, seed: int, n_train: int, n_vals: list, epsilons: list, n_iter: int
 ) -> dict:
-    """``PrivateBOSearchCV(release="scores")`` under the record unit, run for real: the
+    """``PrivateBOSearchCV(publish="scores")`` under the record unit, run for real: the
     Bayesian search that publishes every score (Laplace, the per-report epsilon of ``n_iter``
     reports), on the same training records and the first ``n_val`` records of the same
     validation pool as :func:`run_one`, for each ``n_val`` and epsilon; its pick fitted on the
@@ -375,7 +379,7 @@ def run_scores(
                 random_state=seed,
                 privacy_unit="record",
                 privacy_budget=(float(eps), DELTA),
-                release="scores",
+                publish="scores",
                 noise_random_state=10_000 + seed,
             ).fit(X[rows], y[rows])
             pick = _evaluate(model, seed, search.best_params_, X, y, train, pool, test, [n_val])
@@ -463,6 +467,7 @@ def run_optuna(
     untuned = _untuned_params(model, seed)
     distributions = as_space(SPACES[model]).to_optuna()
     seconds: dict = {}
+    owner: list = []
 
     def study() -> Any:
         t0 = time.perf_counter()
@@ -480,7 +485,10 @@ def run_optuna(
             X[pool],  # the validation pool: read by recommend only, which is not called
             y[pool],
             scoring="accuracy",
+            # outside the space: the untuned estimator itself is recommend(study)'s baseline
+            untuned=None if untuned is not None else estimator(model, seed),
         )
+        owner.append(objective)
         done = sampler.create_study(direction="maximize")
         if untuned is not None:
             done.enqueue_trial(untuned)  # trial 0: the untuned configuration
@@ -512,7 +520,11 @@ def run_optuna(
             untuned_key=0 if untuned is not None else None,
         )
         rows = [_evaluate(model, seed, params, *data) for params in offered.params]
-    head = offered.untuned_training if untuned is not None else None
+        if untuned is not None:
+            head = offered.untuned_training
+        else:  # what recommend(study) computes for the objective's untuned estimator
+            objective = owner[0]
+            head = objective.training_score(objective.untuned)
     return {
         "model": model,
         "dataset": dataset,
@@ -680,10 +692,12 @@ def _with_training_scores(
 
 
 def _optuna_shortlists(run: dict, optuna: dict, training: np.ndarray | None) -> dict:
-    """The rows among which the Optuna door chooses (the untuned estimator first when the
-    study has it: :func:`privtune.record_choice.shortlist` of the trials' training values), and
-    for ``pf-optuna-untuned`` the same with the untuned estimator always a candidate, its
-    training score the search's (``training[0]``, the same folds of the same records)."""
+    """The rows among which the Optuna door chooses: the untuned estimator first, then the
+    trials whose training value is at least its own (:func:`privtune.record_choice.shortlist`;
+    the untuned configuration is the enqueued trial 0, or ``RecordObjective(untuned=...)``
+    scored on the same folds: ``optuna_training[0]``, or for runs stored before the objective
+    took ``untuned``, the search's ``training[0]``, the same computation on the same folds of
+    the same records); and for ``pf-optuna-alone`` the trials alone, every one a candidate."""
     rows = optuna["optuna"]
     values = optuna["optuna_training"]
     trials = [
@@ -691,18 +705,23 @@ def _optuna_shortlists(run: dict, optuna: dict, training: np.ndarray | None) -> 
     ]
 
     def chosen(head: float | None) -> list[dict]:
-        if head is None:  # no untuned trial: recommend(study) chooses among the trials
+        if head is None:  # no baseline: recommend(study) chooses among the trials
             short = shortlist(proposals(trials))
         else:
             short = shortlist(proposals([("untuned", {}, head), *trials], untuned_key="untuned"))
         return [run["untuned"] if k == "untuned" else rows[k] for k in short.keys]
 
-    out = {OPTUNA: chosen(values[0])}
     head = values[0]
-    if head is None and training is not None:
-        head = float(training[0])
-    if head is not None:
-        out[OPTUNA_UNTUNED] = chosen(head)
+    if training is not None:
+        if head is None:
+            head = float(training[0])
+        elif not math.isclose(head, float(training[0]), abs_tol=1e-9):
+            raise ValueError(  # the claim above, checked wherever both were stored
+                f"{run['model']}-{run['dataset']}-{run['seed']}: the untuned training score "
+                f"of the Optuna door ({head}) differs from the search's ({training[0]})."
+            )
+    out = {} if head is None else {OPTUNA: chosen(head)}
+    out[OPTUNA_ALONE] = chosen(None)
     return out
 
 
@@ -835,7 +854,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
             )
             <= 0.01,
         }
-        for mode in dict.fromkeys([*EXACT, *REPORTED, *VARIANTS, *TRAINING, OPTUNA_UNTUNED]):
+        for mode in dict.fromkeys([*EXACT, *REPORTED, *VARIANTS, *TRAINING, OPTUNA_ALONE]):
             if mode in PARTIAL and not all(mode in c for c in cells):
                 continue  # run for a subset of the cells
             gains = np.array([c[mode] for c in cells])
@@ -972,7 +991,7 @@ def _targets(tasks: list[dict]) -> dict:
                 for held, name in ((False, "tuning"), (True, "held_out"))
             },
         }
-        for m in dict.fromkeys([*MODES, *VARIANTS, *TRAINING, OPTUNA_UNTUNED])
+        for m in dict.fromkeys([*MODES, *VARIANTS, *TRAINING, OPTUNA_ALONE])
     }
     # the Optuna door against the search's default on the same runs, paired by seed
     out["optuna_below_default_beyond_noise"] = [
@@ -1136,7 +1155,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scores",
         action="store_true",
-        help="run: the real every-score searches (PrivateBOSearchCV(release='scores')) at the "
+        help="run: the real every-score searches (PrivateBOSearchCV(publish='scores')) at the "
         "given --n-vals and --epsilons instead of the candidates' counts",
     )
 

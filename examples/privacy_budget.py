@@ -52,7 +52,7 @@ common = dict(privacy_budget=budget, n_iter=n_iter, cv=folds, n_jobs=2, random_s
 print("\nevery score released (per-score LDP):", flush=True)
 scores = PrivateBOSearchCV(forest, random_forest_space(), verbose=1, **common).fit(X, y)
 print("pick only (private selection):", flush=True)
-best = PrivateBOSearchCV(forest, random_forest_space(), release="best", verbose=1, **common)
+best = PrivateBOSearchCV(forest, random_forest_space(), publish="best", verbose=1, **common)
 best.fit(X, y)
 
 

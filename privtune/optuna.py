@@ -732,6 +732,12 @@ class PrivateGPUCBSampler(BaseSampler):
         """
         if self.plan.chooses:
             number = self._privacy.choose(study, baseline)["trial"]
+            if number is None:
+                raise ValueError(
+                    "The study's private choice kept the RecordObjective's untuned estimator, "
+                    "which is no trial of the study: recommend(study) returns its values of "
+                    "the study's parameters, and objective.untuned is the estimator."
+                )
             return study._storage.get_trial(
                 study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
             )
@@ -812,8 +818,11 @@ class PrivateGPUCBSampler(BaseSampler):
         permute-and-flip choice with the whole budget): in the process that passed the
         :class:`~privtune.RecordObjective` to :meth:`optimize`, once per study (claimed in its
         storage; a later call, in any process, returns it). docs/privacy.md, "The record
-        unit's search", gives the proof. What follows is the rule under the score unit and
-        without privacy.
+        unit's search", gives the proof. When the untuned configuration cannot be enqueued (a
+        value outside the space), give it as ``RecordObjective(..., untuned=estimator)``
+        instead of ``baseline``: it is then the baseline, and when the choice keeps it,
+        ``recommend`` returns its own values of the study's parameters. What follows is the
+        rule under the score unit and without privacy.
 
         ``study.best_trial`` is the argmax of the stored values; with privacy those are noisy
         (Laplace of scale ``(hi - lo) / epsilon``) and the argmax is mostly the luckiest draw.

@@ -51,7 +51,7 @@ from .privacy.release import ScoreRelease, as_score, refuse_second_release
 from .privacy.seeds import draw_seed, stream_seed
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, outgoing
-from .record_choice import choose, proposals, shortlist
+from .record_choice import Proposals, choose, proposals, shortlist
 from .records import RecordObjective
 from .registry import PrivacyModel
 
@@ -92,6 +92,9 @@ ATTR_TRAINING = "privtune:training_score"
 #: study's one private choice (``state`` "claimed", "done" or "withdrawn"; when done, the
 #: pick's trial and parameters and the privacy report: no score).
 ATTR_CHOICE = "privtune:record_choice:"
+#: The key of a RecordObjective's ``untuned`` estimator among the choice's candidates (it is
+#: no trial of the study).
+UNTUNED = "untuned"
 
 #: The id of the trial whose privatized objective runs in this thread (``None``: none does).
 _PRIVATIZED_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -277,7 +280,8 @@ class StudyPrivacy:
         Optuna stores (public under this unit), fingerprinted so that a value told by other
         means is refused; the objective stays in this process for the choice."""
         if self.owner is None and self.n_trials is not None:
-            self._say_resolution(self.n_trials)
+            # the untuned configuration is trial 0, or the objective's untuned estimator
+            self._say_resolution(self.n_trials + int(objective.untuned is not None))
         self.owner = objective
         what = (
             f"{objective.cv}-fold cross-validated {objective.metric.name} on the "
@@ -636,19 +640,16 @@ class StudyPrivacy:
             raise ValueError(
                 f"baseline={baseline!r} is not the number of a completed trial of the study."
             )
-        short = shortlist(
-            proposals(
-                [(t.number, t.params, float(t.values[0])) for t in trials], untuned_key=baseline
-            )
-        )
+        short = shortlist(self._proposals(trials, baseline))
         one_shot = self.plan.one_shot_plan(short.n_candidates, baseline=short.baseline)
         key = self._claim_choice(study)  # before any validation record is read
         try:
             from optuna.trial import FixedTrial
 
-            validation = self.owner.validation_scores(
+            owner = self.owner
+            validation = owner.validation_scores(
                 [
-                    FixedTrial(dict(p), number=k)
+                    owner.untuned if k == UNTUNED else owner.make_estimator(FixedTrial(p, k))
                     for p, k in zip(short.candidates, short.keys, strict=True)
                 ]
             )
@@ -664,6 +665,7 @@ class StudyPrivacy:
         except BaseException as exc:
             raise outgoing(exc, self.plan.setting) from None
         trial_number = short.keys[picked.index]
+        kept_untuned = short.baseline and picked.index == 0
         report = one_shot.report(self.plan.unit, self.plan.value_range, picked.sampler)
         report["candidates"] = (
             f"the {len(trials)} completed trials' configurations, "
@@ -671,14 +673,39 @@ class StudyPrivacy:
         )
         if self.plan.privacy_budget is not None:
             report["budget_epsilon"], report["budget_delta"] = self.plan.privacy_budget
+        report["picked"] = "the untuned configuration" if kept_untuned else "a tuned configuration"
         done = {
             "state": "done",
-            "trial": int(trial_number),
+            "trial": None if trial_number == UNTUNED else int(trial_number),
             "params": dict(short.candidates[picked.index]),
             "report": report,
         }
         study._storage.set_study_system_attr(study._study_id, key, done)
         return done
+
+    def _proposals(self, trials: list[FrozenTrial], baseline: int | None) -> Proposals:
+        """The trials as the choice's proposals; the untuned configuration is the trial
+        ``baseline``, or the objective's ``untuned`` estimator scored here on the training
+        records (its own values of the study's parameters stand for it)."""
+        assert self.owner is not None
+        rows = [(t.number, t.params, float(t.values[0])) for t in trials]
+        untuned = self.owner.untuned
+        if untuned is None:
+            return proposals(rows, untuned_key=baseline)
+        if baseline is not None:
+            raise ValueError(
+                f"baseline={baseline!r} and the RecordObjective's untuned estimator are two "
+                "baselines: pass baseline= when the untuned configuration is a trial of the "
+                "study, untuned= when it cannot be enqueued (a value outside the space)."
+            )
+        own = untuned.get_params(deep=True)
+        names = dict.fromkeys(n for t in trials for n in t.params)
+        return proposals(
+            rows,
+            untuned={n: own[n] for n in names if n in own},
+            untuned_key=UNTUNED,
+            untuned_training=self.owner.training_score(untuned),
+        )
 
     def _choices(self, study: Study) -> dict[str, dict[str, Any]]:
         """Every claim of the study's choice, read past Optuna's cache."""

@@ -72,6 +72,7 @@ def proposals(
     *,
     untuned: Mapping[str, Any] | None = None,
     untuned_key: Any = None,
+    untuned_training: float = math.nan,
 ) -> Proposals:
     """The proposals of ``rows``, ``(key, params, training score)`` in evaluation order.
 
@@ -88,6 +89,9 @@ def proposals(
         The untuned configuration's values (a search's estimator's own).
     untuned_key : object, optional
         The untuned configuration's key (an Optuna study's baseline trial number).
+    untuned_training : float, optional
+        The untuned configuration's training score when no row is the untuned one (an
+        estimator scored apart, a :class:`privtune.RecordObjective`'s ``untuned``).
 
     Returns
     -------
@@ -106,7 +110,7 @@ def proposals(
             training.append(float(score))
             keys.append(key)
     if found is None and untuned is not None:
-        found = (untuned_key, dict(untuned), math.nan)  # kept, though never evaluated
+        found = (untuned_key, dict(untuned), float(untuned_training))  # scored apart, or not
     return Proposals(
         tuple(params),
         np.asarray(training, dtype=float),

@@ -27,17 +27,23 @@ explained variance (divided by the validation targets' own variance), and any ca
 
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._checks import check_int
 from .privacy.errors import check_budget_pair, check_epsilon, check_value_range
 from .privacy.units import PrivacyUnit
+from .record_choice import Proposals, proposals
+
+if TYPE_CHECKING:
+    from .batch import BatchOptimization
 
 __all__ = [
     "RECORD_METRICS",
@@ -246,6 +252,13 @@ class RecordObjective:
     cv : int, default=3
         The folds of the training records that score a trial (stratified for a classifier,
         not shuffled: every trial is scored on the same folds).
+    untuned : estimator, optional
+        The estimator you would use without tuning (``SVC()``, say), for when its
+        configuration cannot be enqueued as a trial: a value outside the space, such as
+        ``max_depth=None`` or ``gamma="scale"``. :meth:`~privtune.PrivateGPUCBSampler.recommend`
+        then makes it the choice's baseline (candidate 0, scored on the training records like
+        a trial, in the data owner's process), as an enqueued untuned trial with
+        ``baseline=0`` would be. Cloned before each fit.
     estimator_epsilon : float or tuple of float, optional
         The estimator's own guarantee when it is differentially private itself: each fit is
         ``epsilon``-DP (or ``(epsilon, delta)``-DP) in the training records. The sampler
@@ -261,6 +274,7 @@ class RecordObjective:
     n_val : int
     unit : PrivacyUnit
         ``PrivacyUnit.record(n_val)``.
+    untuned : estimator or None
     """
 
     def __init__(
@@ -274,12 +288,18 @@ class RecordObjective:
         scoring: str = "accuracy",
         value_range: Any = None,
         cv: int = 3,
+        untuned: Any = None,
         estimator_epsilon: float | tuple[float, float] | None = None,
     ) -> None:
         if not callable(make_estimator):
             raise TypeError(
                 f"make_estimator must be callable (trial -> estimator), got "
                 f"{type(make_estimator).__name__}."
+            )
+        if untuned is not None and not (hasattr(untuned, "fit") and hasattr(untuned, "get_params")):
+            raise TypeError(
+                "untuned must be an unfitted scikit-learn estimator (the one you would use "
+                f"without tuning, e.g. SVC()), got {type(untuned).__name__}."
             )
         n_val = len(y_val)
         if len(X_val) != n_val or len(X_train) != len(y_train):
@@ -299,6 +319,7 @@ class RecordObjective:
         self.n_val: int = int(n_val)
         self.unit: PrivacyUnit = PrivacyUnit.record(self.n_val)
         self.cv: int = check_int("cv", cv, minimum=2)
+        self.untuned: Any = untuned
         self.estimator_epsilon = estimator_epsilon
         #: The estimator's own guarantee per fit, ``(epsilon, delta)``, or ``None``.
         self.fit_guarantee: tuple[float, float] | None = None
@@ -315,7 +336,12 @@ class RecordObjective:
     def __call__(self, trial: Any) -> float:
         """The trial's ``cv``-fold cross-validated score on the training records (no
         validation record is read)."""
-        estimator = self._estimator(trial)
+        return self.training_score(self._estimator(trial))
+
+    def training_score(self, estimator: Any) -> float:
+        """``estimator``'s ``cv``-fold cross-validated score on the training records, on the
+        folds every trial is scored on (no validation record is read)."""
+        self._check_bounds(estimator)
         folds = training_folds(estimator, self.X_train, self.y_train, n_folds=self.cv)
         return float(
             np.mean(
@@ -326,22 +352,24 @@ class RecordObjective:
             )
         )
 
-    def validation_scores(self, trials: Sequence[Any]) -> np.ndarray:
-        """Each trial's score on the validation records, its estimator fitted on every
+    def validation_scores(self, estimators: Sequence[Any]) -> np.ndarray:
+        """Each estimator's score on the validation records, a clone of it fitted on every
         training record: what the one private choice reads, in the data owner's process only.
 
-        ``trials`` are what ``make_estimator`` takes (an adapter passes Optuna's
-        ``FixedTrial`` of each candidate's parameters). A fit or a prediction that fails
-        scores NaN (the choice counts it as the worst end of the range), and warnings are
-        silenced: what they say could depend on the validation records. Never store, print or
-        log what this returns.
+        An adapter passes ``make_estimator``'s estimator of each candidate's parameters (and
+        :attr:`untuned`). A fit or a prediction that fails scores NaN (the choice counts it
+        as the worst end of the range), and warnings are silenced: what they say could
+        depend on the validation records. Never store, print or log what this returns.
         """
-        out = np.full(len(trials), np.nan)
+        from sklearn.base import clone
+
+        out = np.full(len(estimators), np.nan)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for i, trial in enumerate(trials):
+            for i, estimator in enumerate(estimators):
+                self._check_bounds(estimator)  # outside the try: a refusal is no failed fit
                 try:
-                    model = self._estimator(trial).fit(self.X_train, self.y_train)
+                    model = clone(estimator).fit(self.X_train, self.y_train)
                     out[i] = self.metric(model, self.X_val, self.y_val)
                 except Exception:  # a failed candidate is the worst one, as in a search
                     out[i] = np.nan
@@ -349,13 +377,20 @@ class RecordObjective:
 
     def _estimator(self, trial: Any) -> Any:
         estimator = self.make_estimator(trial)
+        self._check_bounds(estimator)
+        return estimator
+
+    def _check_bounds(self, estimator: Any) -> None:
         if self.fit_guarantee is not None:
             check_public_bounds(estimator)  # before the fit reads anything
-        return estimator
+
+
+#: The folds of the training records that score a proposal under the record unit.
+TRAINING_FOLDS = 3
 
 
 def training_folds(
-    estimator: Any, X: Any, y: Any, groups: Any = None, *, n_folds: int = 3
+    estimator: Any, X: Any, y: Any, groups: Any = None, *, n_folds: int = TRAINING_FOLDS
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """The folds of the training records that score a proposal under the record unit: grouped
     with ``groups``, stratified for a classifier, never shuffled (every proposal is scored on
@@ -378,6 +413,67 @@ def fold_score(
 
     model = clone(estimator).fit(_safe_indexing(X, fit), _safe_indexing(y, fit))
     return metric(model, _safe_indexing(X, test), _safe_indexing(y, test))
+
+
+def training_proposals(
+    bo: BatchOptimization,
+    estimator: Any,
+    metric: RecordMetric,
+    X_train: Any,
+    y_train: Any,
+    groups: Any = None,
+    *,
+    n_iter: int,
+    batch_size: int = 1,
+    n_jobs: int | None = None,
+    pre_dispatch: Any = "2*n_jobs",
+    error_score: Any = np.nan,
+    untuned: Mapping[str, Any] | None = None,
+) -> Proposals:
+    """The candidates a batch optimization proposes on the training records alone, with
+    their cross-validated scores there: the record unit's proposals
+    (:func:`privtune.record_choice.proposals`: in order, repeats dropped, the untuned
+    configuration ``untuned`` apart).
+
+    ``bo`` proposes ``n_iter`` candidates, ``batch_size`` at a time; each is a clone of
+    ``estimator`` with the candidate's parameters, scored by :func:`fold_score` on
+    :func:`training_folds` (in parallel over ``n_jobs``; a failed fit scores ``error_score``,
+    or raises when it is ``"raise"``), and the batch's mean scores are told to ``bo`` before
+    the next batch. No validation record is read.
+    """
+    from sklearn.utils.parallel import Parallel, delayed
+
+    folds = training_folds(estimator, X_train, y_train, groups)
+    q = min(max(int(batch_size), 1), n_iter)
+    n = bo.n_candidates(n_iter, repeats_help=False)
+    parallel = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)
+    score = functools.partial(_score_or_error, estimator, X_train, y_train, metric)
+    rows: list[tuple[int, dict, float]] = []
+    for r in range(math.ceil(n / q)):
+        U, candidates, n_extra = bo.batch(r, q, min(q, n - r * q))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the fits' warnings, as in a search
+            per_fold = parallel(
+                delayed(score)(params, fit, test, error_score)
+                for params in candidates
+                for fit, test in folds
+            )
+        means = np.asarray(per_fold, dtype=float).reshape(len(candidates), len(folds)).mean(1)
+        rows += [(len(rows), params, float(v)) for params, v in zip(candidates, means, strict=True)]
+        bo.record(U, np.array([v for _, _, v in rows]), n_extra)
+    return proposals(rows, untuned=untuned)
+
+
+def _score_or_error(estimator, X, y, metric, params, fit, test, error_score) -> float:
+    """One fold's score of ``estimator`` with ``params`` (a failed fit: ``error_score``)."""
+    from sklearn.base import clone
+
+    try:
+        return fold_score(clone(estimator).set_params(**params), X, y, fit, test, metric)
+    except Exception:
+        if error_score == "raise":
+            raise
+        return float(error_score)
 
 
 def holdout_split(

@@ -306,9 +306,9 @@ class ScoringPlan:
         if single and len(self.reported) > 1:
             raise clean(
                 ValueError(
-                    "release='best' publishes the pick's optimized score only; value_range "
+                    "publish='best' publishes the pick's optimized score only; value_range "
                     f"names other metrics {self.reported[1:]}. Remove them, or use "
-                    "release='scores'."
+                    "publish='scores'."
                 )
             )
         if planned is not None and len(self.reported) != planned:

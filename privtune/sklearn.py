@@ -23,7 +23,6 @@ has begun lose their message and traceback).
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import re
@@ -36,12 +35,11 @@ from typing import Any, ClassVar
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
-from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.model_selection._split import _yields_constant_splits
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
 from ._checks import user_stacklevel
 from ._display import estimate_text
@@ -67,14 +65,14 @@ from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, outgoing
-from .record_choice import Proposals, Shortlist, choose, proposals, shortlist
+from .record_choice import Proposals, Shortlist, choose, shortlist
 from .records import (
+    TRAINING_FOLDS,
     RecordMetric,
     check_public_bounds,
-    fold_score,
     holdout_split,
     record_metric,
-    training_folds,
+    training_proposals,
 )
 from .registry import REGISTRY
 from .scores import (
@@ -561,7 +559,7 @@ class _ChoiceSearch(_PrivateSearchCV):
         f = self._fit
         if not self._private:
             raise ValueError(
-                "release='best' is private selection: pass epsilon or privacy_budget=(epsilon, "
+                "publish='best' is private selection: pass epsilon or privacy_budget=(epsilon, "
                 "delta) (the whole publication's)."
             )
         if self._choice.mechanism != "repeat-and-select":
@@ -657,7 +655,7 @@ class _ChoiceSearch(_PrivateSearchCV):
         declared = f.scores.range_of(f.scores.metric or "score", True)
         if declared is None:
             raise ValueError(
-                f"value_range is required with release='best' for scoring={self.scoring!r}: "
+                f"value_range is required with publish='best' for scoring={self.scoring!r}: "
                 "the range of the score is not known. Pass value_range=(lo, hi), the range the "
                 "score can take."
             )
@@ -838,10 +836,10 @@ default="auto"
         the tightest valid one for Laplace reports), kept in ``epsilon_``, and a release beyond
         the planned number is refused (:class:`privtune.privacy.BudgetExhaustedError`).
         Preview what a budget buys with :func:`privtune.privacy.plan_budget`. Laplace-curator
-        algorithms only (not ``"qff-ldp"``). With ``release="best"``, the whole publication's
+        algorithms only (not ``"qff-ldp"``). With ``publish="best"``, the whole publication's
         ``(epsilon, delta)``: the choice is pure epsilon-DP and spends ``epsilon`` (as does
         ``epsilon`` itself).
-    release : {"auto", "scores", "best"}, default="auto"
+    publish : {"auto", "scores", "best"}, default="auto"
         What the search publishes with privacy. ``"scores"``: every candidate's score, released
         with Laplace noise (per-score LDP, for a tuner or an audience that sees every score);
         the model learns from the released scores. ``"best"``: only a private choice among
@@ -868,7 +866,7 @@ default="auto"
         if it has an entry here, since each extra metric costs ``epsilon`` per candidate.
     n_iter : int, default=50
         Number of candidates to evaluate (each one cross-validation, and one privacy report
-        per reported metric); with ``release="best"``, the candidates proposed or drawn (the
+        per reported metric); with ``publish="best"``, the candidates proposed or drawn (the
         untuned estimator aside).
     batch_size : int, optional
         Candidates proposed per round. Default: enough to keep the ``n_jobs`` workers busy,
@@ -915,7 +913,7 @@ default="auto"
         space it is one of the ``n_iter`` candidates and the model learns from it; when they
         do not (a ``None``, a value outside a range or off a step grid), it is evaluated all
         the same as an arm outside the cube, which the model is not told, and compared through
-        its released score and the curator's known noise. With ``release="best"`` it is
+        its released score and the curator's known noise. With ``publish="best"`` it is
         released beside the ``K`` random candidates (one more report in the accounting) and
         kept unless the best candidate's released score exceeds its own by the quantile of
         the difference of two noise draws at ``1 - 0.05 / mean`` (``mean`` the mean of
@@ -988,7 +986,7 @@ default="auto"
     epsilon_ : float or None
         The per-report epsilon used: ``epsilon``, or the share of ``privacy_budget``.
     n_candidates_ : int
-        With ``release="best"``: the number of candidates chosen among (the untuned estimator
+        With ``publish="best"``: the number of candidates chosen among (the untuned estimator
         aside; fixed before the validation records are read).
     privacy_report_ : dict
         Every key is explained in docs/privacy.md, "The privacy report". With privacy:
@@ -997,7 +995,7 @@ default="auto"
         budget's) and ``metrics`` (the reported ones); with ``privacy_budget`` also
         ``budget_epsilon``, ``budget_delta``, ``planned_reports``, ``released_reports``,
         ``remaining_reports`` and ``spent_epsilon`` (:meth:`privtune.privacy.PrivacyBudget.report`).
-        With ``release="best"``: :class:`PrivateSelectionSearchCV`'s report (``release``,
+        With ``publish="best"``: :class:`PrivateSelectionSearchCV`'s report (``release``,
         ``mechanism``, ``n_candidates``, ``epsilon``, ``delta``, ``resolves``, ...) and, for
         proposed candidates, ``candidates``: where they came from.
     interrupted_results_ : dict
@@ -1033,7 +1031,8 @@ default="auto"
     _parameter_constraints: ClassVar[dict] = {
         **_PrivateSearchCV._parameter_constraints,
         "algorithm": [StrOptions({"auto", *REGISTRY})],
-        "release": [StrOptions({"auto", "scores", "best"})],
+        "publish": [StrOptions({"auto", "scores", "best"})],
+        "release": [StrOptions({"auto", "scores", "best"}), Hidden(StrOptions({"deprecated"}))],
         "n_initial_points": [Interval(numbers.Integral, 0, None, closed="left")],
         "optimizer_kwargs": [dict, None],
         "heavy_tailed": ["boolean"],
@@ -1047,7 +1046,7 @@ default="auto"
         algorithm: str = "auto",
         epsilon: float | None = None,
         privacy_budget: tuple[float, float] | None = None,
-        release: str = "auto",
+        publish: str = "auto",
         value_range=None,
         n_iter: int = 50,
         batch_size: int | None = None,
@@ -1068,6 +1067,7 @@ default="auto"
         privacy_unit: str = "score",
         validation_fraction: float = 0.2,
         estimator_epsilon: float | tuple[float, float] | None = None,
+        release: str = "deprecated",
     ) -> None:
         super().__init__(
             estimator=estimator,
@@ -1084,7 +1084,7 @@ default="auto"
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.privacy_budget = privacy_budget
-        self.release = release
+        self.publish = publish
         self.value_range = value_range
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -1097,9 +1097,10 @@ default="auto"
         self.privacy_unit = privacy_unit
         self.validation_fraction = validation_fraction
         self.estimator_epsilon = estimator_epsilon
+        self.release = release
 
     def fit(self, X, y=None, **params):
-        """Run the search: ``n_iter`` candidates, then the refit (``release="best"``: the
+        """Run the search: ``n_iter`` candidates, then the refit (``publish="best"``: the
         candidates proposed or drawn, then one private choice among them).
 
         Parameters
@@ -1114,75 +1115,33 @@ default="auto"
         -------
         self : PrivateBOSearchCV
         """
+        if self.release != "deprecated":
+            if self.publish != "auto":
+                raise TypeError("PrivateBOSearchCV takes publish (formerly release), not both.")
+            warnings.warn(
+                "PrivateBOSearchCV: 'release' is renamed 'publish'; the old name will be "
+                "removed in the next release.",
+                FutureWarning,
+                stacklevel=2,
+            )
         return super().fit(X, y, **params)
 
     @property
     def _publishes(self) -> str:
-        """``release``, ``"auto"`` resolved: ``"best"`` under the record unit with privacy."""
-        if self.release != "auto":
-            return self.release
+        """``publish``, ``"auto"`` resolved: ``"best"`` under the record unit with privacy."""
+        setting = self.publish if self.release == "deprecated" else self.release
+        if setting != "auto":
+            return setting
         return "best" if self._private and self.privacy_unit == "record" else "scores"
 
     @property
     def _chooses(self) -> bool:
-        """Whether the search publishes one private choice (``release="best"``)."""
+        """Whether the search publishes one private choice (``publish="best"``)."""
         return self._publishes == "best"
 
     def _prepare(self, X, y, params) -> None:
-        """``release="best"``: under the record unit, the candidates proposed on the training
-        records and shortlisted against the untuned estimator there (free under this unit);
-        otherwise drawn from the space, which only the default algorithm or ``"random"`` do."""
-        if not self._chooses:
-            return
-        f = self._fit
-        proposes = f.record is not None and self.algorithm != "random"
-        if proposes and self.estimator_epsilon is not None:
-            if self.algorithm != "auto":
-                raise ValueError(
-                    "With estimator_epsilon every record is protected, the training records "
-                    f"too, so algorithm={self.algorithm!r} cannot propose the candidates from "
-                    "them: pass algorithm='auto' or 'random' (candidates drawn before any record "
-                    "is read)."
-                )
-            proposes = False
-        if not proposes and self.algorithm not in ("auto", "random"):
-            raise ValueError(
-                f"release='best' draws its candidates at random (private selection), so "
-                f"algorithm={self.algorithm!r} does not apply: an adaptive algorithm learns "
-                "from every score, which must then be released (release='scores')."
-            )
-        if not proposes:
-            return
-        if set(params) - {"groups"}:
-            raise ValueError(
-                f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
-                "release='best' and proposed candidates; only groups is."
-            )
-        assert f.record is not None and f.metric is not None
-        train, name = f.record[0][0], type(self).__name__
-        if f.verbose > 0:  # one line per stage: the proposals take most of the time
-            print(
-                f"[{name}] 1/2: proposing {self.n_iter} candidates by Bayesian optimization on "
-                f"the {len(train)} training records (3-fold cross-validation; the record unit "
-                "does not protect them)...",
-                flush=True,
-            )
-        f.proposed = short = shortlist(
-            propose_candidates(self, f.metric, X, y, params.get("groups"), train)
-        )
-        if f.verbose > 0:
-            repeats = int(self.n_iter) - short.n_proposed
-            print(
-                f"[{name}] {short.n_proposed} distinct candidates proposed"
-                + (
-                    f" ({repeats} of the n_iter={self.n_iter} evaluations repeated a configuration)"
-                    if repeats
-                    else ""
-                )
-                + f", {short.n_candidates} of them scoring at least the untuned estimator there",
-                flush=True,
-            )
-            print(f"[{name}] 2/2: the private choice on the validation records", flush=True)
+        if self._chooses:
+            self._fit.proposed = _propose(self, X, y, params)
 
     def _fixed_candidates(self) -> list[dict] | None:
         short = self._fit.proposed
@@ -1306,7 +1265,7 @@ default="auto"
         if advice is not None:
             if f.unit.n_val is not None:
                 advice += (
-                    " Under the record unit, release='best' spends the budget on one choice "
+                    " Under the record unit, publish='best' spends the budget on one choice "
                     "instead (PrivateSelectionSearchCV's permute-and-flip)."
                 )
             warnings.warn(advice, UserWarning, stacklevel=7)
@@ -1473,7 +1432,7 @@ class PrivateSelectionSearchCV(_ChoiceSearch):
     Before any score is computed, the search warns once when its budget cannot resolve one
     point (a hundredth of the score's range), saying what would: more validation records, a
     larger epsilon or fewer candidates (:func:`privtune.privacy.plan_budget`). A
-    :class:`PrivateBOSearchCV` with ``release="best"`` is this search.
+    :class:`PrivateBOSearchCV` with ``publish="best"`` is this search.
 
     Privacy model (docs/privacy.md, "Private selection"): epsilon-DP (one-shot) or
     (epsilon, delta)-DP (repeat-and-select) of what the search publishes, under the privacy
@@ -1514,7 +1473,7 @@ default="permute-and-flip"
         One-shot only: the candidates to choose among (beside the untuned estimator), instead
         of ``n_iter`` draws from the space. They must be fixed without the validation
         records (chosen in advance, or proposed from records the unit does not protect, as
-        :class:`PrivateBOSearchCV` does with ``release="best"``); ``space`` still names the
+        :class:`PrivateBOSearchCV` does with ``publish="best"``); ``space`` still names the
         parameters of ``cv_results_``.
     untuned_head_start : float, default=0.0
         One-shot only: the untuned estimator's head start ``h`` in the choice, in units of the
@@ -1705,20 +1664,14 @@ def propose_candidates(
     (:func:`privtune.record_choice.proposals`: in order, repeats dropped, the untuned estimator
     apart when ``evaluate_default``).
 
-    The search's own batch optimization (:class:`~privtune.batch.BatchOptimization`, its
-    algorithm, seed, start-up, batch size and untuned estimator) runs ``n_iter`` candidates
-    beside the untuned estimator, each scored by :func:`privtune.records.fold_score` on
-    :func:`privtune.records.training_folds` (in parallel over ``n_jobs``; a failed fit scores
-    NaN, or raises with ``error_score="raise"``). Nothing here reads a validation record:
-    under the record unit these candidates and scores are fixed before the validation records
-    are, as a one-shot choice needs."""
+    The search's own batch optimization (:class:`~privtune.batch.BatchOptimization`: its
+    algorithm, seed, start-up, batch size and untuned estimator) run by
+    :func:`privtune.records.training_proposals` over the training records. Nothing here reads
+    a validation record: under the record unit these candidates and scores are fixed before
+    the validation records are, as a one-shot choice needs."""
     from sklearn.utils import _safe_indexing
-    from sklearn.utils.parallel import Parallel, delayed
 
     metric = record_metric(scoring, search.estimator) if isinstance(scoring, str) else scoring
-    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-    groups_train = None if groups is None else _safe_indexing(groups, train)
-    folds = training_folds(search.estimator, X_train, y_train, groups_train)
     space = as_space(search.space)
     n_iter = int(search.n_iter) + int(search.evaluate_default)  # the untuned is one of them
     own = search.estimator.get_params(deep=True)
@@ -1736,35 +1689,76 @@ def propose_candidates(
         noise_seed=None,
         default_params={n: own[n] for n in space.names} if search.evaluate_default else None,
     )
-    q = search.batch_size or math.ceil(effective_n_jobs(search.n_jobs) / len(folds))
-    q = min(max(int(q), 1), n_iter)
-    n = bo.n_candidates(n_iter, repeats_help=False)
-    parallel = Parallel(n_jobs=search.n_jobs, pre_dispatch=search.pre_dispatch)
-    score = functools.partial(_training_score, search.estimator, X_train, y_train, metric)
-    rows: list[tuple[int, dict, float]] = []
-    for r in range(math.ceil(n / q)):
-        U, candidates, n_extra = bo.batch(r, q, min(q, n - r * q))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the fits' warnings, as in a search
-            per_fold = parallel(
-                delayed(score)(params, fit, test, search.error_score)
-                for params in candidates
-                for fit, test in folds
+    q = search.batch_size or math.ceil(effective_n_jobs(search.n_jobs) / TRAINING_FOLDS)
+    return training_proposals(
+        bo,
+        search.estimator,
+        metric,
+        _safe_indexing(X, train),
+        _safe_indexing(y, train),
+        None if groups is None else _safe_indexing(groups, train),
+        n_iter=n_iter,
+        batch_size=int(q),
+        n_jobs=search.n_jobs,
+        pre_dispatch=search.pre_dispatch,
+        error_score=search.error_score,
+        untuned=own if search.evaluate_default else None,
+    )
+
+
+def _propose(search: PrivateBOSearchCV, X: Any, y: Any, params: dict) -> Shortlist | None:
+    """``publish="best"``'s first stage: under the record unit, the candidates proposed on
+    the training records and shortlisted against the untuned estimator there (free under
+    this unit), one line per stage with ``verbose``; ``None`` when they are drawn from the
+    space instead, which only the default algorithm or ``"random"`` do."""
+    f = search._fit
+    proposes = f.record is not None and search.algorithm != "random"
+    if proposes and search.estimator_epsilon is not None:
+        if search.algorithm != "auto":
+            raise ValueError(
+                "With estimator_epsilon every record is protected, the training records "
+                f"too, so algorithm={search.algorithm!r} cannot propose the candidates from "
+                "them: pass algorithm='auto' or 'random' (candidates drawn before any record "
+                "is read)."
             )
-        means = np.asarray(per_fold, dtype=float).reshape(len(candidates), len(folds)).mean(1)
-        rows += [(len(rows), params, float(v)) for params, v in zip(candidates, means, strict=True)]
-        bo.record(U, np.array([v for _, _, v in rows]), n_extra)
-    return proposals(rows, untuned=own if search.evaluate_default else None)
-
-
-def _training_score(estimator, X, y, metric, params, fit, test, error_score) -> float:
-    """One fold's score of ``estimator`` with ``params`` (a failed fit: ``error_score``)."""
-    try:
-        return fold_score(clone(estimator).set_params(**params), X, y, fit, test, metric)
-    except Exception:
-        if error_score == "raise":
-            raise
-        return float(error_score)
+        proposes = False
+    if not proposes and search.algorithm not in ("auto", "random"):
+        raise ValueError(
+            f"publish='best' draws its candidates at random (private selection), so "
+            f"algorithm={search.algorithm!r} does not apply: an adaptive algorithm learns "
+            "from every score, which must then be released (publish='scores')."
+        )
+    if not proposes:
+        return None
+    if set(params) - {"groups"}:
+        raise ValueError(
+            f"fit parameters {sorted(set(params) - {'groups'})} are not available with "
+            "publish='best' and proposed candidates; only groups is."
+        )
+    assert f.record is not None and f.metric is not None
+    train, name, n_iter = f.record[0][0], type(search).__name__, int(search.n_iter)
+    if f.verbose > 0:  # one line per stage: the proposals take most of the time
+        print(
+            f"[{name}] 1/2: proposing {n_iter} candidates by Bayesian optimization on "
+            f"the {len(train)} training records (3-fold cross-validation; the record unit "
+            "does not protect them)...",
+            flush=True,
+        )
+    short = shortlist(propose_candidates(search, f.metric, X, y, params.get("groups"), train))
+    if f.verbose > 0:
+        repeats = n_iter - short.n_proposed
+        print(
+            f"[{name}] {short.n_proposed} distinct candidates proposed"
+            + (
+                f" ({repeats} of the n_iter={n_iter} evaluations repeated a configuration)"
+                if repeats
+                else ""
+            )
+            + f", {short.n_candidates} of them scoring at least the untuned estimator there",
+            flush=True,
+        )
+        print(f"[{name}] 2/2: the private choice on the validation records", flush=True)
+    return short
 
 
 def _metrics(results: dict) -> list[str]:

@@ -376,8 +376,11 @@ def test_privacy_units_quick_mode_computes_every_mode_at_every_n_val(tmp_path):
             assert math.isfinite(cell[mode])
     assert result["optuna"]["runs"] == 2 and result["optuna"]["median_ratio"] > 0
     assert "pf-optuna" in (tmp_path / "quick" / "privacy_units.md").read_text()
-    # an untuned value outside the space (a None depth) is not enqueued
+    # an untuned value outside the space (a None depth) is not enqueued: the objective's
+    # untuned estimator is scored instead, as recommend(study) scores it
     assert privacy_units._untuned_params("decision_tree", 0) is None
+    tree = privacy_units.run_optuna("decision_tree", "synthetic_small", 0, 300, [100, 200], 4)
+    assert not tree["untuned_enqueued"] and 0 < tree["optuna_training"][0] <= 1
     assert privacy_units._untuned_params("knn", 0) == {
         "kneighborsclassifier__n_neighbors": 5,
         "kneighborsclassifier__weights": "uniform",

@@ -130,7 +130,7 @@ def test_privacy_leak_warnings_reach_the_user_under_privacy():
 def test_the_fits_and_the_choice_are_accounted_end_to_end(refit):
     search = _search(refit).fit(X_tune, y_tune)
     report = search.privacy_report_
-    # release="auto": one private choice among the untuned model and N_ITER drawn candidates
+    # publish="auto": one private choice among the untuned model and N_ITER drawn candidates
     assert report["release"] == "best" and report["mechanism"] == "permute-and-flip"
     assert report["baseline"] and report["n_candidates"] == N_ITER
     assert report["epsilon"] == EPS_CHOICE and report["estimator_epsilon"] == EPS_FIT

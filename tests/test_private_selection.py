@@ -178,7 +178,7 @@ X = (X - X.mean(0)) / X.std(0)
 
 
 def search(**kwargs):
-    """A private selection over logistic regression's C: ``PrivateBOSearchCV(release="best")``,
+    """A private selection over logistic regression's C: ``PrivateBOSearchCV(publish="best")``,
     or ``PrivateSelectionSearchCV`` when a mechanism is named."""
     from privtune import PrivateSelectionSearchCV
 
@@ -188,7 +188,7 @@ def search(**kwargs):
         return PrivateSelectionSearchCV(
             LogisticRegression(max_iter=200), {"C": (1e-3, 1e2, "log-uniform")}, **common, **kwargs
         )
-    kwargs.setdefault("release", "best")
+    kwargs.setdefault("publish", "best")
     return PrivateBOSearchCV(
         LogisticRegression(max_iter=200), {"C": (1e-3, 1e2, "log-uniform")}, **common, **kwargs
     )
@@ -445,7 +445,7 @@ def _record_best(**kwargs):
         n_iter=8,
         privacy_budget=(1.0, 1e-6),
         privacy_unit="record",
-        release="best",
+        publish="best",
         random_state=0,
         noise_random_state=0,
         **kwargs,

@@ -150,6 +150,100 @@ def test_the_search_and_the_sampler_make_the_same_choice(seed):
     assert sampler.recommend(study) == search.best_params_
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_an_untuned_estimator_outside_the_space_is_the_samplers_baseline_as_the_searchs(seed):
+    # The untuned tree (max_depth=None) cannot be enqueued: RecordObjective(untuned=...) makes
+    # it candidate 0, scored on the training records like a trial. Every candidate here scores
+    # above it there (asserted), so the shortlist keeps them all and the choice is the
+    # search's among the untuned estimator and the same candidates: the same pick, seed by seed.
+    import optuna
+    from sklearn.tree import DecisionTreeClassifier
+
+    from privtune import PrivateGPUCBSampler, PrivateSelectionSearchCV, RecordObjective
+
+    X_train, y_train, X_val, y_val = _data()
+    X, y = np.vstack([X_train, X_val]), np.concatenate([y_train, y_val])
+    untuned = DecisionTreeClassifier(random_state=0)
+    candidates = [  # each scores at least the untuned tree's 0.9175 on the training records
+        {"max_depth": 4, "min_samples_leaf": 3},
+        {"max_depth": 5, "min_samples_leaf": 1},
+        {"max_depth": 4, "min_samples_leaf": 10},
+    ]
+    search = PrivateSelectionSearchCV(
+        untuned,
+        {"max_depth": (1, 12), "min_samples_leaf": (1, 40)},
+        candidates=candidates,
+        epsilon=0.05,
+        privacy_unit="record",
+        cv=[(np.arange(400), np.arange(400, len(y)))],
+        noise_random_state=seed,
+        refit=False,
+    ).fit(X, y)
+    objective = RecordObjective(_tree, X_train, y_train, X_val, y_val, untuned=untuned)
+    sampler = PrivateGPUCBSampler(
+        "random", epsilon=0.05, value_range=(0.0, 1.0), privacy_unit="record", noise_seed=seed
+    )
+    study = sampler.create_study(direction="maximize")
+    for params in candidates:
+        study.enqueue_trial(params)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler.optimize(study, objective, n_trials=len(candidates))
+    assert min(study.trials, key=lambda t: t.value).value >= objective.training_score(untuned)
+    params = sampler.recommend(study)
+    report = sampler.privacy_report(study)
+    assert "(3 of 3)" in report["candidates"] and report["n_candidates"] == 3
+    assert params == search.best_params_
+    if params == {"max_depth": None, "min_samples_leaf": 1}:  # the untuned estimator's own
+        assert report["picked"] == "the untuned configuration"
+        with pytest.raises(ValueError, match="no trial of the study"):
+            sampler.recommend_trial(study)
+    else:
+        assert report["picked"] == "a tuned configuration"
+        assert sampler.recommend_trial(study).params == params
+
+
+def test_the_untuned_estimators_training_score_is_the_searchs():
+    # The objective scores its untuned estimator as the search scores its own: the same
+    # folds of the same training records, so the two doors shortlist against the same value.
+    from sklearn.tree import DecisionTreeClassifier
+
+    from privtune import PrivateBOSearchCV, RecordObjective
+    from privtune.sklearn import propose_candidates
+
+    X_train, y_train, X_val, y_val = _data()
+    untuned = DecisionTreeClassifier(random_state=0)
+    search = PrivateBOSearchCV(
+        untuned, {"max_depth": (1, 12)}, n_iter=2, privacy_unit="record", epsilon=1.0
+    )
+    offered = propose_candidates(search, "accuracy", X_train, y_train, None, np.arange(400))
+    objective = RecordObjective(_tree, X_train, y_train, X_val, y_val, untuned=untuned)
+    assert offered.untuned_training == objective.training_score(untuned)
+
+
+def test_an_untuned_estimator_is_checked_and_is_the_only_baseline():
+    import optuna
+
+    from privtune import PrivateGPUCBSampler, RecordObjective
+
+    X_train, y_train, X_val, y_val = _data()
+    with pytest.raises(TypeError, match="untuned must be an unfitted scikit-learn estimator"):
+        RecordObjective(_tree, X_train, y_train, X_val, y_val, untuned={"max_depth": None})
+    from sklearn.tree import DecisionTreeClassifier
+
+    objective = RecordObjective(
+        _tree, X_train, y_train, X_val, y_val, untuned=DecisionTreeClassifier(random_state=0)
+    )
+    sampler = PrivateGPUCBSampler(
+        "random", epsilon=1.0, value_range=(0.0, 1.0), privacy_unit="record"
+    )
+    study = sampler.create_study(direction="maximize")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler.optimize(study, objective, n_trials=3)
+    with pytest.raises(ValueError, match="two baselines"):
+        sampler.recommend(study, baseline=0)
+    sampler.recommend(study)  # nothing was claimed by the refusal: the choice is still free
+
+
 def test_no_validation_score_reaches_the_storage_the_log_or_the_report(caplog):
     import logging
 
@@ -171,8 +265,8 @@ def test_no_validation_score_reaches_the_storage_the_log_or_the_report(caplog):
             sampler.recommend(study, baseline=0)
     finally:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-    trials = [optuna.trial.FixedTrial(t.params) for t in study.trials]
-    secrets = {f"{v:.6f}"[:7] for v in objective.validation_scores(trials)}
+    estimators = [_tree(optuna.trial.FixedTrial(t.params)) for t in study.trials]
+    secrets = {f"{v:.6f}"[:7] for v in objective.validation_scores(estimators)}
     stored = repr(
         (
             [(t.value, t.user_attrs, t.system_attrs) for t in study.trials],

@@ -174,7 +174,7 @@ def test_the_record_unit_noise_is_n_val_times_smaller():
 # -- the scikit-learn search ---------------------------------------------------------------------
 def _search(**kwargs):
     params = dict(
-        release="scores",
+        publish="scores",
         privacy_unit="record",
         privacy_budget=(1.0, 1e-6),
         n_iter=6,
@@ -225,7 +225,7 @@ def test_the_search_refuses_k_folds_under_the_record_unit():
 
 def test_private_selection_takes_the_record_unit():
     X, y = load_breast_cancer(return_X_y=True)
-    search = _search(release="best", n_iter=4, algorithm="random").fit(X, y)
+    search = _search(publish="best", n_iter=4, algorithm="random").fit(X, y)
     assert search.privacy_report_["epsilon"] <= 1.0
     assert len(search.cv_results_["params"]) == 1
 
@@ -447,7 +447,7 @@ def test_a_differentially_private_estimator_extends_the_guarantee_to_every_recor
     search = PrivateBOSearchCV(
         _NoisyMeans(),
         {"shrink": (0.0, 0.9)},
-        release="scores",
+        publish="scores",
         privacy_unit="record",
         privacy_budget=(1.0, 1e-6),
         estimator_epsilon=0.05,
@@ -467,7 +467,7 @@ def test_a_differentially_private_estimator_extends_the_guarantee_to_every_recor
 
 
 def test_the_default_choice_among_drawn_candidates_is_accounted_end_to_end():
-    # release="auto" under the record unit with estimator_epsilon: a one-shot choice among the
+    # publish="auto" under the record unit with estimator_epsilon: a one-shot choice among the
     # untuned estimator and 20 candidates drawn from the space; every one of the 21 fits and the
     # refit compose for a training record, the choice (epsilon 1) and the refit for a
     # validation record.
@@ -524,7 +524,7 @@ def test_a_search_that_cannot_resolve_a_point_warns_before_any_fit_and_says_what
             PrivateBOSearchCV(
                 Refuses(),
                 {"C": (1e-3, 1e2, "log-uniform")},
-                release="scores",
+                publish="scores",
                 privacy_unit="record",
                 privacy_budget=(1.0, 1e-6),
                 n_iter=6,
@@ -533,7 +533,7 @@ def test_a_search_that_cannot_resolve_a_point_warns_before_any_fit_and_says_what
             ).fit(X, y)
     [message] = [str(m.message) for m in w if "below the best candidate" in str(m.message)]
     assert "validation records" in message and "privacy_budget's epsilon of about" in message
-    assert "release='best'" in message
+    assert "publish='best'" in message
     # with a hundred times the budget the released scores resolve a point: no such warning
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -748,7 +748,7 @@ def test_a_list_of_spaces_works_with_privacy_and_private_selection():
     kw = dict(privacy_budget=(10.0, 1e-6), value_range=(0.0, 1.0), random_state=0)
     bo = PrivateBOSearchCV(SVC(), SVC_SPACES, n_iter=6, **kw).fit(X, Y)
     assert len(bo.cv_results_["params"]) == 6
-    best = PrivateBOSearchCV(SVC(), SVC_SPACES, n_iter=6, release="best", **kw).fit(X, Y)
+    best = PrivateBOSearchCV(SVC(), SVC_SPACES, n_iter=6, publish="best", **kw).fit(X, Y)
     params = best.cv_results_["params"][0]
     assert bool(best.cv_results_["param_gamma"].mask[0]) == ("gamma" not in params)
 
@@ -822,3 +822,32 @@ def test_verbose_says_when_the_pick_s_posterior_mean_is_clipped_to_the_range():
     for line in lines:
         if re.search(r"score: (1\.0000|0\.0000)", line):
             assert "clipped" in line
+
+
+def test_release_is_a_deprecated_alias_of_publish():
+    from sklearn.linear_model import LogisticRegression
+
+    kw = dict(epsilon=1.0, value_range=(0.0, 1.0), n_iter=3, random_state=0, noise_random_state=0)
+    old = PrivateBOSearchCV(
+        LogisticRegression(), {"C": (1e-2, 1e2, "log-uniform")}, release="best", **kw
+    )
+    with pytest.warns(FutureWarning, match="'release' is renamed 'publish'"):
+        old.fit(X, Y)
+    new = PrivateBOSearchCV(
+        LogisticRegression(), {"C": (1e-2, 1e2, "log-uniform")}, publish="best", **kw
+    )
+    assert old.best_params_ == new.fit(X, Y).best_params_
+    assert "release" not in repr(new) and new.get_params()["publish"] == "best"
+    both = PrivateBOSearchCV(
+        LogisticRegression(),
+        {"C": (1e-2, 1e2, "log-uniform")},
+        publish="best",
+        release="best",
+        **kw,
+    )
+    with pytest.raises(TypeError, match="publish \\(formerly release\\), not both"):
+        both.fit(X, Y)
+    with pytest.raises(ValueError, match="'publish' parameter"):
+        PrivateBOSearchCV(
+            LogisticRegression(), {"C": (1e-2, 1e2, "log-uniform")}, publish="all"
+        ).fit(X, Y)

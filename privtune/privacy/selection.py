@@ -188,7 +188,7 @@ class Selector:
     """The inside of private selection: release each candidate's score, keep the best.
 
     Used by :func:`private_selection` and by :class:`privtune.PrivateBOSearchCV` with
-    ``release="best"``. Nothing but :meth:`best` leaves it.
+    ``publish="best"``. Nothing but :meth:`best` leaves it.
 
     A baseline (:meth:`offer_baseline`, the untuned estimator) is released once beside the
     candidates, and :meth:`best` keeps it unless the best candidate's released score exceeds
