@@ -44,6 +44,7 @@ from .._checks import check_float, check_int
 from .errors import BudgetExhaustedError
 
 __all__ = [
+    "BASES",
     "SHAPES",
     "BudgetMeter",
     "PrivacyBudget",
@@ -252,6 +253,30 @@ class PrivacyBudget:
 #: The named distributions of the number of candidates, to their shape.
 SHAPES = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
 
+#: What one candidate of a selection is: ``"laplace"``, a score released with Laplace noise
+#: (the candidate's configuration drawn independently of the data); ``"private"``, any
+#: epsilon0-DP mechanism, such as a differentially private model's fit and its released score.
+BASES = ("laplace", "private")
+
+
+def private_candidate_event(epsilon0: float) -> Any:
+    """The dp-accounting event that accounts for any ``epsilon0``-DP candidate: binary
+    randomized response at ``epsilon0``.
+
+    Its pair of output distributions dominates every ``epsilon0``-DP mechanism's (Kairouz,
+    Oh & Viswanath 2015: any such mechanism's privacy profile is at most randomized
+    response's), so its Renyi divergence bounds theirs at every order, and an RDP accountant
+    composing it (inside a ``RepeatAndSelectDpEvent`` too) bounds any of them. Randomized
+    response keeps the true bit with probability ``e^epsilon0 / (1 + e^epsilon0)``:
+    dp-accounting's ``noise_parameter`` (the chance of a uniform draw over two buckets) is
+    ``2 / (1 + e^epsilon0)``.
+    """
+    from dp_accounting.dp_event import RandomizedResponseDpEvent
+
+    return RandomizedResponseDpEvent(
+        noise_parameter=2.0 / (1.0 + math.exp(epsilon0)), num_buckets=2
+    )
+
 
 @dataclass(frozen=True)
 class RepeatDistribution:
@@ -305,12 +330,21 @@ class RepeatDistribution:
             if k >= 1:
                 return k
 
-    def event(self, epsilon0: float) -> Any:
-        """``RepeatAndSelectDpEvent`` of a Laplace candidate of ``epsilon0``."""
+    def event(self, epsilon0: float, base: str = "laplace") -> Any:
+        """``RepeatAndSelectDpEvent`` of a candidate of ``epsilon0``: a Laplace release
+        (``base="laplace"``) or any ``epsilon0``-DP mechanism (``"private"``,
+        :func:`private_candidate_event`)."""
         from dp_accounting import LaplaceDpEvent
         from dp_accounting.dp_event import RepeatAndSelectDpEvent
 
-        return RepeatAndSelectDpEvent(LaplaceDpEvent(1.0 / epsilon0), self.mean, self.shape)
+        if base not in BASES:
+            raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+        inner = (
+            LaplaceDpEvent(1.0 / epsilon0)
+            if base == "laplace"
+            else private_candidate_event(epsilon0)
+        )
+        return RepeatAndSelectDpEvent(inner, self.mean, self.shape)
 
 
 def _tnb_mean(gamma: float, shape: float) -> float:
@@ -340,14 +374,27 @@ def _gamma(shape: float, mean: float) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def _selection_epsilon(
-    epsilon0: float, mean: float, shape: float, delta: float, baseline: bool = False
+    epsilon0: float,
+    mean: float,
+    shape: float,
+    delta: float,
+    baseline: bool = False,
+    base: str = "laplace",
 ) -> float:
     import dp_accounting
 
-    acc = dp_accounting.rdp.RdpAccountant()
-    acc.compose(RepeatDistribution(mean, _name(shape)).event(epsilon0))
+    # record-level DP is replace-one (the Laplace events' RDP is the same under either
+    # relation; randomized response's is defined under replace-one)
+    acc = dp_accounting.rdp.RdpAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
+    acc.compose(RepeatDistribution(mean, _name(shape)).event(epsilon0, base))
     if baseline:  # the baseline's own release, beside the selection
-        acc.compose(dp_accounting.LaplaceDpEvent(1.0 / epsilon0))
+        acc.compose(
+            dp_accounting.LaplaceDpEvent(1.0 / epsilon0)
+            if base == "laplace"
+            else private_candidate_event(epsilon0)
+        )
     return float(acc.get_epsilon(delta))
 
 
@@ -359,14 +406,20 @@ def _name(shape: float) -> str | float:
 
 
 def selection_epsilon(
-    epsilon0: float, distribution: RepeatDistribution, delta: float, *, baseline: bool = False
+    epsilon0: float,
+    distribution: RepeatDistribution,
+    delta: float,
+    *,
+    baseline: bool = False,
+    base: str = "laplace",
 ) -> float:
-    """The epsilon, at ``delta``, of selecting the best of ``K`` Laplace candidates.
+    """The epsilon, at ``delta``, of selecting the best of ``K`` candidates.
 
     Parameters
     ----------
     epsilon0 : float
-        Each candidate's epsilon (Laplace noise of scale ``(hi - lo) / epsilon0``).
+        Each candidate's epsilon (Laplace noise of scale ``(hi - lo) / epsilon0``, or the
+        guarantee of a private candidate).
     distribution : RepeatDistribution
         The distribution of ``K``.
     delta : float
@@ -375,28 +428,39 @@ def selection_epsilon(
         A baseline (the untuned estimator) is released too, once, at ``epsilon0``, and the
         pick compared with it: the publication is post-processing of the baseline's release
         and the selection's, whose composition this is.
+    base : {"laplace", "private"}, default="laplace"
+        What a candidate is (:data:`BASES`): ``"private"`` accounts for any ``epsilon0``-DP
+        candidate (:func:`private_candidate_event`), a differentially private model's fit
+        and its released score among them.
 
     Returns
     -------
     float
         dp-accounting's RDP bound for ``RepeatAndSelectDpEvent`` (composed with the baseline's
-        ``LaplaceDpEvent``).
+        event).
     """
     epsilon0 = check_float("epsilon0", epsilon0, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
+    if base not in BASES:
+        raise ValueError(f"base must be one of {BASES}, got {base!r}.")
     return _selection_epsilon(
-        epsilon0, distribution.mean, distribution.shape, delta, bool(baseline)
+        epsilon0, distribution.mean, distribution.shape, delta, bool(baseline), base
     )
 
 
 @functools.lru_cache(maxsize=256)
 def _per_candidate(
-    epsilon: float, delta: float, mean: float, shape: float, baseline: bool = False
+    epsilon: float,
+    delta: float,
+    mean: float,
+    shape: float,
+    baseline: bool = False,
+    base: str = "laplace",
 ) -> float:
     from scipy import optimize
 
     def excess(log_eps0: float) -> float:
-        return _selection_epsilon(math.exp(log_eps0), mean, shape, delta, baseline) - epsilon
+        return _selection_epsilon(math.exp(log_eps0), mean, shape, delta, baseline, base) - epsilon
 
     lo, hi = math.log(epsilon) - 12.0, math.log(epsilon) + 2.0
     if excess(lo) > 0:
@@ -414,7 +478,12 @@ def _per_candidate(
 
 
 def selection_per_candidate_epsilon(
-    epsilon: float, delta: float, distribution: RepeatDistribution, *, baseline: bool = False
+    epsilon: float,
+    delta: float,
+    distribution: RepeatDistribution,
+    *,
+    baseline: bool = False,
+    base: str = "laplace",
 ) -> float:
     """The largest per-candidate epsilon whose selection costs at most ``(epsilon, delta)``.
 
@@ -427,6 +496,8 @@ def selection_per_candidate_epsilon(
     distribution : RepeatDistribution
     baseline : bool, default=False
         A baseline released beside the selection (:func:`selection_epsilon`).
+    base : {"laplace", "private"}, default="laplace"
+        What a candidate is (:func:`selection_epsilon`).
 
     Returns
     -------
@@ -436,7 +507,11 @@ def selection_per_candidate_epsilon(
     """
     epsilon = check_float("epsilon", epsilon, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    return _per_candidate(epsilon, delta, distribution.mean, distribution.shape, bool(baseline))
+    if base not in BASES:
+        raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+    return _per_candidate(
+        epsilon, delta, distribution.mean, distribution.shape, bool(baseline), base
+    )
 
 
 class BudgetMeter:

@@ -47,6 +47,7 @@ from scipy import optimize
 from .._checks import check_float, check_seed
 from ..acquisition import baseline_level
 from .composition import (
+    BASES,
     SHAPES,
     RepeatDistribution,
     _name,
@@ -88,6 +89,8 @@ class PrivateSelection:
     epsilon, delta : float
         The guarantee of the publication (dp-accounting's RDP bound at ``delta``).
     distribution : RepeatDistribution
+    base : str
+        What a candidate was (:class:`SelectionPlan`).
     """
 
     best: Any
@@ -97,11 +100,12 @@ class PrivateSelection:
     epsilon: float
     delta: float
     distribution: RepeatDistribution
+    base: str = "laplace"
 
     @property
     def event(self) -> Any:
         """The publication as a dp-accounting event."""
-        return self.distribution.event(self.epsilon_per_candidate)
+        return self.distribution.event(self.epsilon_per_candidate, self.base)
 
 
 @dataclass(frozen=True)
@@ -118,12 +122,20 @@ class SelectionPlan:
     delta : float
     baseline : bool
         Whether a baseline is released beside the candidates (:class:`Selector`).
+    base : {"laplace", "private"}
+        What one candidate is (:data:`~privtune.privacy.composition.BASES`): a configuration
+        drawn independently of the data and its score released with Laplace noise, or any
+        ``epsilon_per_candidate``-DP mechanism, such as a differentially private model fitted
+        at that epsilon on the training records and its score on the validation records
+        released at it too (each record is in one of the two sets, so the candidate is
+        ``epsilon_per_candidate``-DP for every record).
     """
 
     distribution: RepeatDistribution
     epsilon_per_candidate: float
     delta: float
     baseline: bool = False
+    base: str = "laplace"
 
     @classmethod
     def from_args(
@@ -135,10 +147,13 @@ class SelectionPlan:
         *,
         delta: float | None = None,
         baseline: bool = False,
+        base: str = "laplace",
     ) -> SelectionPlan:
         """The plan of ``epsilon`` (each candidate's; the cost stated at ``delta``, default
         1e-6) or ``privacy_budget`` (the whole publication's ``(epsilon, delta)``), one."""
         dist = RepeatDistribution(mean, distribution)
+        if base not in BASES:
+            raise ValueError(f"base must be one of {BASES}, got {base!r}.")
         if (epsilon is None) == (privacy_budget is None):
             raise ValueError(
                 "Private selection takes epsilon (each candidate's) or privacy_budget=(epsilon, "
@@ -149,18 +164,24 @@ class SelectionPlan:
             if delta is not None:
                 raise ValueError("delta is part of privacy_budget=(epsilon, delta); pass it there.")
             total, delta = check_budget_pair(privacy_budget, delta_positive=True)
-            epsilon0 = selection_per_candidate_epsilon(total, delta, dist, baseline=baseline)
+            epsilon0 = selection_per_candidate_epsilon(
+                total, delta, dist, baseline=baseline, base=base
+            )
         else:
             epsilon0 = check_float("epsilon", epsilon, low=0.0)
             delta = 1e-6 if delta is None else delta
         delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-        return cls(dist, epsilon0, delta, bool(baseline))
+        return cls(dist, epsilon0, delta, bool(baseline), base)
 
     @property
     def epsilon(self) -> float:
         """The publication's epsilon at :attr:`delta` (dp-accounting's RDP accountant)."""
         return selection_epsilon(
-            self.epsilon_per_candidate, self.distribution, self.delta, baseline=self.baseline
+            self.epsilon_per_candidate,
+            self.distribution,
+            self.delta,
+            baseline=self.baseline,
+            base=self.base,
         )
 
     def report(self, unit: PrivacyUnit, n_candidates: int | None) -> dict[str, Any]:
@@ -172,6 +193,7 @@ class SelectionPlan:
             "mean_candidates": self.distribution.mean,
             "n_candidates": n_candidates,
             "epsilon_per_candidate": self.epsilon_per_candidate,
+            "candidate": self.base,
             "baseline": self.baseline,
             "epsilon": epsilon,
             "delta": self.delta,
@@ -330,6 +352,7 @@ def private_selection(
     maximize: bool = True,
     seed: int | None = None,
     noise_seed: int | None = None,
+    base: str = "laplace",
 ) -> PrivateSelection:
     """Select the best of a random number of random candidates; publish only that one.
 
@@ -364,6 +387,12 @@ def private_selection(
         Seed of ``K`` and of the candidates.
     noise_seed : int, optional
         Seed of the noise, for reproducible experiments only.
+    base : {"laplace", "private"}, default="laplace"
+        ``"private"``: each candidate is itself differentially private at the per-candidate
+        epsilon in the records its score reads besides the released score (a model fitted
+        at that epsilon on other records, say; :class:`SelectionPlan`), and the whole
+        selection is accounted as a selection among such candidates. The caller reads the
+        per-candidate epsilon from :meth:`SelectionPlan.from_args` first, to fit at it.
 
     Returns
     -------
@@ -387,7 +416,9 @@ def private_selection(
     if not callable(score) or not callable(sample):
         raise TypeError("score and sample must be callables.")
     value_range = _check_value_range(value_range)
-    plan = SelectionPlan.from_args(mean, distribution, epsilon, privacy_budget, delta=delta)
+    plan = SelectionPlan.from_args(
+        mean, distribution, epsilon, privacy_budget, delta=delta, base=base
+    )
     dist, epsilon0, delta = plan.distribution, plan.epsilon_per_candidate, plan.delta
     check_seedable("noise_seed", check_seed("noise_seed", noise_seed))
     rng = np.random.default_rng(check_seed("seed", seed))
@@ -404,7 +435,8 @@ def private_selection(
         score=released,
         n_candidates=k,
         epsilon_per_candidate=epsilon0,
-        epsilon=selection_epsilon(epsilon0, dist, delta),
+        epsilon=plan.epsilon,
         delta=delta,
         distribution=dist,
+        base=base,
     )
