@@ -33,6 +33,7 @@ LAYERS = {
         "privtune.record_choice",
         "privtune.scores",
         "privtune.records",
+        "privtune.private_models",
         "privtune._display",
     ],
     "federated": ["privtune.federated"],
@@ -59,7 +60,11 @@ LIBRARIES = {
 }
 # the engine's exceptions, one library each: scikit-learn's scorer ranges, record metrics and
 # hold-out split; Optuna's distributions, converted inside the space's to_optuna methods
-ENGINE_EXCEPTIONS = {"privtune.scores": "sklearn", "privtune.records": "sklearn"}
+ENGINE_EXCEPTIONS = {
+    "privtune.scores": "sklearn",
+    "privtune.records": "sklearn",
+    "privtune.private_models": "sklearn",
+}
 ENGINE_EXCEPTIONS["privtune.space"] = "optuna"
 # the one module of the math layer the privacy layer reads (baseline_level)
 PRIVACY_READS_FROM_MATH = {"privtune.acquisition"}

@@ -283,6 +283,12 @@ class Selector:
         self.n_offered += 1
 
     @property
+    def leader(self) -> int | None:
+        """The index of the candidate whose released score leads so far, the baseline aside
+        (inside the data owner's process only: it depends on ``K``)."""
+        return None if self._best is None else self._best[0]
+
+    @property
     def margin(self) -> float:
         """How far above the baseline's released score a candidate's must be to replace it:
         ``u b``, with ``b`` the curator's scale and ``u`` the quantile of ``(L1 - L2) / b``

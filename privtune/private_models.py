@@ -1,0 +1,233 @@
+"""Every record protected: private selection among privately trained models.
+
+The record unit protects the validation records; a model fitted on the training records can
+depend on any one of them without bound, unless the estimator is differentially private
+itself (a diffprivlib model). With such an estimator, one candidate of the selection is:
+
+1. a configuration drawn from the space independently of the data;
+2. the estimator with that configuration, fitted at ``epsilon0`` on the training records
+   (its own guarantee: ``epsilon0``-DP in them);
+3. its score on the validation records, released with Laplace noise at ``epsilon0`` at the
+   record unit's sensitivity (``epsilon0``-DP in them, the model fixed).
+
+Each record is a training record or a validation record (one hold-out split drawn
+independently of the data), so one candidate is ``epsilon0``-DP for every record. A random
+number ``K`` of candidates is drawn (Papernot & Steinke's ``D_{eta, gamma}``, fixed before
+any record is read and kept with the data owner), and only the best is published, with its
+released score and **its own fitted model**: no refit, so the deployed model is the one the
+budget paid for. The whole publication is accounted as dp-accounting's
+``RepeatAndSelectDpEvent`` over a candidate that may be any ``epsilon0``-DP mechanism
+(:func:`privtune.privacy.composition.private_candidate_event`): about ``2 epsilon0`` for the
+logarithmic distribution and ``3 epsilon0`` for the geometric, whatever ``K``, for every
+record. Fits are not composed one by one.
+
+The untuned estimator, fitted at ``epsilon0`` and released like a candidate, is kept unless a
+candidate's released score beats its own by the selector's margin
+(:class:`privtune.privacy.selection.Selector`), and is counted in the accounting.
+
+The estimator's own epsilon is set here: every parameter named ``epsilon`` in it
+(:func:`epsilon_parameters`; a pipeline of diffprivlib steps has one per step, and they
+share ``epsilon0`` equally, their fits composing in sequence). Both doors, the scikit-learn
+search and the Optuna objective, call :func:`select_private_model`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._checks import check_seed
+from .privacy.errors import PrivacyError
+from .privacy.selection import SelectionPlan, Selector
+from .privacy.units import PrivacyUnit
+from .records import RecordMetric, check_public_bounds
+
+__all__ = ["PrivateModel", "at_epsilon", "epsilon_parameters", "select_private_model"]
+
+
+def epsilon_parameters(estimator: Any) -> tuple[str, ...]:
+    """The parameters of ``estimator`` that set its own epsilon: ``epsilon``, and
+    ``<step>__epsilon`` for every step of a pipeline or meta-estimator that has one
+    (diffprivlib's models and preprocessors)."""
+    params = estimator.get_params(deep=True)
+    return tuple(n for n in params if n == "epsilon" or n.endswith("__epsilon"))
+
+
+def at_epsilon(estimator: Any, epsilon: float, parameters: Sequence[str]) -> Any:
+    """A clone of ``estimator`` whose fit is ``epsilon``-DP: ``epsilon`` shared equally by
+    ``parameters`` (the steps' fits compose in sequence, their epsilons add up)."""
+    from sklearn.base import clone
+
+    if not parameters:
+        raise ValueError(
+            "the estimator has no parameter that sets its own epsilon (a diffprivlib model's "
+            "'epsilon'): pass epsilon_parameters naming it, or use a differentially private "
+            "estimator."
+        )
+    share = float(epsilon) / len(parameters)
+    return clone(estimator).set_params(**dict.fromkeys(parameters, share))
+
+
+@dataclass(frozen=True)
+class PrivateModel:
+    """What :func:`select_private_model` publishes: the pick, its fitted model and its
+    released score, and what the publication cost.
+
+    Attributes
+    ----------
+    params : dict or None
+        The picked configuration (``None``: the untuned estimator was kept).
+    model : estimator or None
+        The picked candidate's own model, fitted at ``epsilon0`` on the training records
+        (``None`` when nothing was selected: ``K = 0`` under ``"poisson"``).
+    score : float
+        Its released score (NaN when nothing was selected).
+    n_candidates : int
+        ``K``: the data owner's to keep (the publication's guarantee averages over it).
+    plan : SelectionPlan
+        The distribution of ``K``, ``epsilon0`` and the delta of the guarantee.
+    parameters : tuple of str
+        The estimator's parameters that were set to ``epsilon0`` (shared).
+    """
+
+    params: dict[str, Any] | None
+    model: Any
+    score: float
+    n_candidates: int
+    plan: SelectionPlan
+    parameters: tuple[str, ...]
+
+    @property
+    def untuned(self) -> bool:
+        """Whether the untuned estimator was kept."""
+        return self.params is None and self.model is not None
+
+    def report(self, unit: PrivacyUnit) -> dict[str, Any]:
+        """The privacy report: one guarantee for every record, and what it is made of."""
+        out = self.plan.report(unit, None)  # K stays with the data owner
+        out["n_candidates"] = "drawn at random; kept with the data owner"
+        out["fit_epsilon"] = self.plan.epsilon_per_candidate
+        out["fit_parameters"] = list(self.parameters)
+        out["refit"] = "none: the picked candidate's own model is returned"
+        out["protects"] = unit.protects(self.plan.epsilon, self.plan.delta).replace(
+            "each of the", "each record of the data, training and validation, and each of the"
+        )
+        return out
+
+
+def select_private_model(
+    estimator: Any,
+    sample: Callable[[np.random.Generator], dict[str, Any]],
+    X_train: Any,
+    y_train: Any,
+    X_val: Any,
+    y_val: Any,
+    metric: RecordMetric,
+    *,
+    privacy_budget: tuple[float, float],
+    mean: float = 10.0,
+    distribution: str | float = "logarithmic",
+    untuned: bool = True,
+    parameters: Sequence[str] | None = None,
+    seed: int | None = None,
+    noise_seed: int | None = None,
+) -> PrivateModel:
+    """Private selection among privately trained models, every record protected
+    (module docstring).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A differentially private estimator whose bounds are given before the data are read
+        (:func:`privtune.records.check_public_bounds`).
+    sample : callable
+        ``sample(rng) -> params``: one configuration, drawn independently of the data.
+    X_train, y_train, X_val, y_val : array-like
+        The two disjoint sets of records of one split drawn independently of the data.
+    metric : RecordMetric
+        The record-level score on the validation records (its range bounds one record's
+        share).
+    privacy_budget : tuple of float
+        ``(epsilon, delta)`` for every record, the whole publication's; ``delta > 0``.
+    mean : float, default=10.0
+        The mean number of candidates.
+    distribution : {"logarithmic", "geometric", "poisson"} or float, default="logarithmic"
+        The distribution of ``K``.
+    untuned : bool, default=True
+        Release the untuned estimator beside the candidates and keep it unless beaten.
+    parameters : sequence of str, optional
+        The parameters that set the estimator's own epsilon (default:
+        :func:`epsilon_parameters`).
+    seed : int, optional
+        Seed of ``K`` and of the configurations.
+    noise_seed : int, optional
+        Seed of the score releases' noise (experiments only; a fit's own noise is the
+        estimator's, seeded by its ``random_state`` if it has one).
+
+    Returns
+    -------
+    PrivateModel
+    """
+    parameters = tuple(epsilon_parameters(estimator) if parameters is None else parameters)
+    n_val = len(y_val)
+    unit = PrivacyUnit.record(n_val)
+    plan = SelectionPlan.from_args(
+        mean, distribution, None, privacy_budget, baseline=bool(untuned), base="private"
+    )
+    epsilon0 = plan.epsilon_per_candidate
+    check_public_bounds(estimator)  # before any record is read
+    rng = np.random.default_rng(check_seed("seed", seed))
+    k = plan.distribution.draw(rng)  # before any record is read: K does not depend on them
+    configurations = [dict(sample(rng)) for _ in range(k)]
+    selector = Selector.laplace(
+        epsilon0,
+        metric.value_range,
+        unit=unit,
+        noise_seed=noise_seed,
+        competitors=plan.distribution.mean,
+    )
+
+    def fit_and_score(params: dict[str, Any] | None) -> tuple[Any, float]:
+        model = at_epsilon(estimator, epsilon0, parameters)
+        if params:
+            model.set_params(**params)
+        check_public_bounds(model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # their text may depend on the records
+            try:
+                model.fit(X_train, y_train)
+                return model, float(metric(model, X_val, y_val))
+            except Exception:  # a failed candidate is the worst one
+                return None, math.nan
+
+    untuned_model = None
+    if untuned:
+        untuned_model, raw = fit_and_score(None)
+        selector.offer_baseline(raw)
+    picked: tuple[dict[str, Any], Any] | None = None
+    best_index = None
+    for i, params in enumerate(configurations):
+        model, raw = fit_and_score(params)
+        selector.offer(raw)
+        if selector.leader == i:  # only the leading candidate's model is kept in memory
+            picked, best_index = (params, model), i
+    index, released = selector.best()
+    if index is None:
+        return PrivateModel(None, None, math.nan, k, plan, parameters)
+    if index == -1:
+        chosen: tuple[dict[str, Any] | None, Any] = (None, untuned_model)
+    else:
+        assert picked is not None and best_index == index
+        chosen = picked
+    if chosen[1] is None:
+        raise PrivacyError(
+            "The selected candidate's fit failed (every candidate failed, or the rest scored "
+            "the worst end of the range): there is no model to return. The publication "
+            "counts as spent."
+        )
+    return PrivateModel(chosen[0], chosen[1], float(released), k, plan, parameters)

@@ -1,0 +1,115 @@
+"""Private selection among privately trained models: the engine both doors call.
+
+The estimator here is a stand-in with its own ``epsilon`` (a nearest-centroid classifier
+whose centroids are perturbed with noise that shrinks as epsilon grows): these tests check
+the wiring (the epsilon each fit gets, the candidates, the model returned, the report), not
+that the stand-in is private; tests/test_diffprivlib.py runs a diffprivlib model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import make_classification
+from sklearn.pipeline import Pipeline
+
+from privtune.privacy.composition import RepeatDistribution, selection_epsilon
+from privtune.privacy.units import PrivacyUnit
+from privtune.private_models import at_epsilon, epsilon_parameters, select_private_model
+from privtune.records import record_metric
+
+
+class NoisyCentroids(ClassifierMixin, BaseEstimator):
+    """Nearest centroid, each centroid moved by Gaussian noise of SD ``shrink / epsilon``."""
+
+    def __init__(self, epsilon=1.0, shrink=1.0, random_state=None):
+        self.epsilon = epsilon
+        self.shrink = shrink
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        rng = np.random.default_rng(self.random_state)
+        self.classes_ = np.unique(y)
+        self.fitted_epsilon_ = self.epsilon
+        self.centroids_ = np.array(
+            [
+                X[y == c].mean(0) + rng.normal(0, self.shrink / self.epsilon, X.shape[1])
+                for c in self.classes_
+            ]
+        )
+        return self
+
+    def predict(self, X):
+        d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(-1)
+        return self.classes_[d.argmin(1)]
+
+
+X, y = make_classification(1200, 4, n_informative=3, n_redundant=0, random_state=0)
+SPLIT = (X[:800], y[:800], X[800:], y[800:])
+ACCURACY = record_metric("accuracy", NoisyCentroids())
+
+
+def _sample(rng):
+    return {"shrink": float(10 ** rng.uniform(-2, 1))}
+
+
+def test_the_estimators_own_epsilon_is_found_and_shared_by_its_steps():
+    assert epsilon_parameters(NoisyCentroids()) == ("epsilon",)
+    pipe = Pipeline([("a", NoisyCentroids()), ("b", NoisyCentroids())])
+    assert set(epsilon_parameters(pipe)) == {"a__epsilon", "b__epsilon"}
+    shared = at_epsilon(pipe, 1.0, epsilon_parameters(pipe))
+    assert shared.get_params()["a__epsilon"] == shared.get_params()["b__epsilon"] == 0.5
+    with pytest.raises(ValueError, match="no parameter that sets its own epsilon"):
+        at_epsilon(NoisyCentroids(), 1.0, ())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_pick_is_its_own_model_fitted_at_the_per_candidate_epsilon(seed):
+    out = select_private_model(
+        NoisyCentroids(random_state=0),
+        _sample,
+        *SPLIT,
+        ACCURACY,
+        privacy_budget=(1.0, 1e-6),
+        mean=8,
+        seed=seed,
+        noise_seed=seed,
+    )
+    eps0 = out.plan.epsilon_per_candidate
+    # the total for every record is the budget's: a selection among eps0-DP candidates
+    assert out.plan.epsilon <= 1.0 and out.plan.base == "private"
+    assert out.plan.epsilon == pytest.approx(
+        selection_epsilon(
+            eps0, RepeatDistribution(8, "logarithmic"), 1e-6, baseline=True, base="private"
+        )
+    )
+    assert out.model.fitted_epsilon_ == pytest.approx(eps0)  # no refit at another epsilon
+    if out.params is not None:
+        assert out.model.shrink == out.params["shrink"]
+    else:
+        assert out.untuned and out.model.shrink == 1.0
+    assert np.isfinite(out.score)  # a released value (noisy: it may leave the range)
+    report = out.report(PrivacyUnit.record(400))
+    assert report["candidate"] == "private" and report["fit_epsilon"] == eps0
+    assert "training and validation" in report["protects"]
+    assert "kept with the data owner" in report["n_candidates"]
+
+
+def test_with_a_large_budget_the_pick_beats_a_poor_untuned_estimator():
+    # The untuned stand-in (shrink=1 at the per-candidate epsilon) is poor; at a large
+    # budget the released scores are nearly exact, and a small shrink is picked.
+    out = select_private_model(
+        NoisyCentroids(shrink=30.0, random_state=0),
+        _sample,
+        *SPLIT,
+        ACCURACY,
+        privacy_budget=(30.0, 1e-6),
+        mean=10,
+        seed=0,
+        noise_seed=0,
+    )
+    assert out.params is not None and out.params["shrink"] < 1.0
+    untuned = at_epsilon(NoisyCentroids(shrink=30.0, random_state=0), 1.0, ("epsilon",))
+    untuned.set_params(epsilon=out.plan.epsilon_per_candidate).fit(*SPLIT[:2])
+    assert ACCURACY(out.model, *SPLIT[2:]) > ACCURACY(untuned, *SPLIT[2:])
