@@ -27,6 +27,7 @@ import math
 import numbers
 import re
 import sys
+import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, outgoing
+from .private_models import PrivateModel, epsilon_parameters, select_private_model
 from .record_choice import Proposals, Shortlist, choose, shortlist
 from .records import (
     TRAINING_FOLDS,
@@ -119,6 +121,8 @@ class _Fit:
     # the record unit's proposals on the training records, shortlisted (PrivateBOSearchCV)
     proposed: Shortlist | None = None
     sampler: str | None = None
+    # every record protected (estimator_epsilon="auto"): the selection's outcome
+    private_model: PrivateModel | None = None
 
     @property
     def unit(self) -> PrivacyUnit:
@@ -153,7 +157,12 @@ class _PrivateSearchCV(BaseSearchCV):
         "evaluate_default": ["boolean"],
         "privacy_unit": "no_validation",
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "estimator_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), tuple, None],
+        "estimator_epsilon": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            tuple,
+            StrOptions({"auto"}),
+            None,
+        ],
     }
 
     _algorithm = "random"  # the algorithm's name (a search with an algorithm parameter: its)
@@ -190,7 +199,10 @@ class _PrivateSearchCV(BaseSearchCV):
             self.verbose = max(verbose - 1, 0)
             if self._private:
                 self.verbose = min(self.verbose, 2)
-            super().fit(X, y, **params)
+            if self._every_record:
+                self._select_private_model(X, y)
+            else:
+                super().fit(X, y, **params)
         except BaseException as exc:
             self._stopped(exc)
             if (
@@ -222,8 +234,8 @@ class _PrivateSearchCV(BaseSearchCV):
         """``report`` with the training records' guarantee when the estimator is
         differentially private itself (``estimator_epsilon``): every record of the data is
         then protected (:func:`privtune.privacy.composition.end_to_end`)."""
-        if self.estimator_epsilon is None:
-            return report
+        if self.estimator_epsilon is None or self._every_record:
+            return report  # the selection among private models states every record's itself
         fit_epsilon, fit_delta = self._fit_guarantee()
         # every candidate was fitted once on the training records (a failed fit too)
         n_fits = (
@@ -255,6 +267,47 @@ class _PrivateSearchCV(BaseSearchCV):
         """Whether the scores are privatized (``epsilon`` or ``privacy_budget`` set)."""
         return self.epsilon is not None or self.privacy_budget is not None
 
+    @property
+    def _every_record(self) -> bool:
+        """``estimator_epsilon="auto"``: every record protected by one total, the estimator's
+        own epsilon set by the search (:mod:`privtune.private_models`)."""
+        return isinstance(self.estimator_epsilon, str)
+
+    def _check_every_record(self, privacy: PrivacyPlan) -> None:
+        """``estimator_epsilon="auto"``, before any record is read: one total budget, one
+        private choice, an estimator whose own epsilon the search can set."""
+        budget = privacy.privacy_budget
+        if budget is None or budget[1] <= 0.0:
+            raise ValueError(
+                "estimator_epsilon='auto' protects every record by one total: pass "
+                "privacy_budget=(epsilon, delta) with delta > 0, the guarantee every record "
+                "gets (not epsilon); the search sets the estimator's own epsilon from it."
+            )
+        if not isinstance(self, _ChoiceSearch) or not self._chooses:
+            raise ValueError(
+                "estimator_epsilon='auto' publishes one private choice among privately "
+                "trained models: it takes publish='best' (or 'auto'), not publish='scores'."
+            )
+        own = epsilon_parameters(self.estimator)
+        if not own:
+            raise ValueError(
+                f"estimator_epsilon='auto' sets the estimator's own epsilon, but "
+                f"{type(self.estimator).__name__} has no parameter named epsilon (a "
+                "diffprivlib model's). Pass a differentially private estimator, or state "
+                "each fit's guarantee with estimator_epsilon=<float>."
+            )
+        tuned = sorted(set(own) & set(as_space(self.space).names))
+        if tuned:
+            raise ValueError(
+                f"estimator_epsilon='auto' sets {tuned} from the total budget: the space must "
+                "not tune them."
+            )
+
+    def _select_private_model(self, X, y) -> None:
+        """Every record protected: private selection among privately trained models, its
+        pick's own model kept (no refit), the fitted attributes of a search set from it."""
+        raise NotImplementedError  # pragma: no cover - only the choice searches take "auto"
+
     # -- the start of a fit -------------------------------------------------------------------
     def _start(self, X, y, params) -> None:
         """Check what the parameter constraints do not, and set up the state of one fit."""
@@ -279,7 +332,10 @@ class _PrivateSearchCV(BaseSearchCV):
                     "privacy_unit='record' with epsilon or privacy_budget: it extends the "
                     "validation records' guarantee to the training records."
                 )
-            self._fit_guarantee()  # checked before any fit
+            if self._every_record:
+                self._check_every_record(privacy)
+            else:
+                self._fit_guarantee()  # checked before any fit
             check_public_bounds(self.estimator, space.names)
         if privacy.unit_kind == "record":
             f.metric = record_metric(self.scoring, self.estimator, privacy.value_range)
@@ -547,6 +603,8 @@ class _ChoiceSearch(_PrivateSearchCV):
     :class:`~privtune.privacy.selection.Selector` for repeat-and-select). A subclass gives
     ``_choice`` (the settings) and ``_fixed_candidates``."""
 
+    _chooses = True  # PrivateBOSearchCV chooses with publish="best" only
+
     @property
     def _choice(self) -> _ChoiceSettings:
         return _ChoiceSettings()
@@ -562,6 +620,22 @@ class _ChoiceSearch(_PrivateSearchCV):
                 "publish='best' is private selection: pass epsilon or privacy_budget=(epsilon, "
                 "delta) (the whole publication's)."
             )
+        if self._every_record:  # a selection among privately trained models
+            if self._fixed_candidates() is not None or self._choice.score_share:
+                raise ValueError(
+                    "estimator_epsilon='auto' draws a random number of candidates from the "
+                    "space and publishes the pick's released score: candidates and "
+                    "score_share do not apply."
+                )
+            f.selection = SelectionPlan.from_args(
+                self.n_iter,
+                self._choice.distribution,
+                None,
+                f.privacy.privacy_budget,
+                baseline=bool(self.evaluate_default),
+                base="private",
+            )
+            return f.selection.epsilon_per_candidate
         if self._choice.mechanism != "repeat-and-select":
             fixed = self._fixed_candidates()
             f.selection = f.privacy.one_shot_plan(
@@ -590,6 +664,65 @@ class _ChoiceSearch(_PrivateSearchCV):
             baseline=bool(self.evaluate_default),
         )
         return f.selection.epsilon_per_candidate
+
+    def _select_private_model(self, X, y) -> None:
+        from sklearn.utils import _safe_indexing
+
+        f = self._fit
+        assert f.record is not None and f.metric is not None and f.selection is not None
+        train, val = f.record[0]
+        space, name = f.space, type(self).__name__
+        if f.verbose > 0:
+            print(
+                f"[{name}] every record protected: about {f.selection.distribution.mean:g} "
+                f"candidates, each fitted at epsilon={self.epsilon_:.3g} on the {len(train)} "
+                f"training records and scored at it on the {len(val)} validation records...",
+                flush=True,
+            )
+        f.scoring_started = True
+        t0 = time.perf_counter()
+        f.private_model = out = select_private_model(
+            self.estimator,
+            lambda rng: space.from_unit(rng.random(space.dim)),
+            _safe_indexing(X, train),
+            _safe_indexing(y, train),
+            _safe_indexing(X, val),
+            _safe_indexing(y, val),
+            f.metric,
+            privacy_budget=f.privacy.privacy_budget,
+            mean=self.n_iter,
+            distribution=self._choice.distribution,
+            untuned=bool(self.evaluate_default),
+            seed=_int_seed(self.random_state),
+            noise_seed=f.privacy.noise_seed,
+        )
+        if out.model is None:
+            raise ValueError(
+                f"n_iter_distribution={self._choice.distribution!r} drew 0 candidates and "
+                "no untuned estimator was offered: nothing is published (K is drawn before "
+                "any record is read, so this says nothing about the data)."
+            )
+        self.n_candidates_ = out.n_candidates
+        params = dict(f.default_params or {}) if out.params is None else out.params
+        m = f.scores.metric or "score"
+        results: dict[str, Any] = {"params": [params]}
+        for p in space.names:
+            results[f"param_{p}"] = np.ma.MaskedArray(
+                [params.get(p)], mask=[p not in params], dtype=object
+            )
+        for k in _TIMES:
+            results[k] = np.array([math.nan])
+        results[f"mean_test_{m}"] = np.array([out.score])
+        results[f"rank_test_{m}"] = np.array([1], dtype=np.int32)
+        results[f"epsilon_test_{m}"] = np.array([f.selection.epsilon])
+        self.cv_results_ = results
+        self.best_index_, self.best_params_, self.best_score_ = 0, params, out.score
+        self.multimetric_, self.scorer_, self.n_splits_ = False, f.metric, 1
+        if self.refit:  # the pick's own model, fitted once: no refit at another epsilon
+            self.best_estimator_ = out.model
+            self.refit_time_ = time.perf_counter() - t0
+        if f.verbose > 0:
+            print(f"[{name}] the pick published, with its own model", flush=True)
 
     def _run_search(self, evaluate_candidates, *, callback_ctx=None) -> None:
         """The untuned estimator and the candidates, drawn before any score, cross-validated
@@ -739,7 +872,9 @@ class _ChoiceSearch(_PrivateSearchCV):
 
     def _report(self) -> dict[str, Any]:
         f = self._fit
-        if isinstance(f.selection, OneShotPlan):
+        if f.private_model is not None:
+            out = f.private_model.report(f.unit)
+        elif isinstance(f.selection, OneShotPlan):
             out = f.selection.report(f.unit, self._declared_range(), f.sampler)
         else:
             assert f.selection is not None
@@ -946,14 +1081,22 @@ default="auto"
     validation_fraction : float, default=0.2
         With ``privacy_unit="record"`` and ``cv=None``: the share of the data held out for
         validation (stratified for a classifier, seeded by ``random_state``).
-    estimator_epsilon : float or tuple of float, optional
-        Under ``privacy_unit="record"``, the estimator's own guarantee when it is
-        differentially private itself: each fit is ``epsilon``-DP (or ``(epsilon, delta)``-DP)
-        in its training records. The report then covers every record of the data, training
-        and validation, end to end (``privacy_report_["end_to_end"]``, composed by
-        :func:`privtune.privacy.composition.end_to_end`; the refit counts as one more fit),
-        and the hold-out split is not stratified (a stratified one depends on the labels).
-        privtune cannot check the estimator's claim: declare what its documentation proves.
+    estimator_epsilon : float, tuple of float or "auto", optional
+        Under ``privacy_unit="record"``, for an estimator that is differentially private
+        itself. ``"auto"``: every record of the data, training and validation, gets
+        ``privacy_budget=(epsilon, delta)`` and nothing else is asked; the search sets the
+        estimator's own ``epsilon`` (every parameter named so, shared by a pipeline's steps:
+        :func:`privtune.private_models.epsilon_parameters`) and makes one private selection
+        among privately trained models (:func:`privtune.private_models.select_private_model`:
+        a random number of candidates of mean ``n_iter``, each fitted and scored at the
+        per-candidate epsilon, accounted once for every record), and ``best_estimator_`` is
+        the pick's own model (no refit). A number: each fit's guarantee as stated by the
+        estimator's documentation, ``epsilon``-DP (or ``(epsilon, delta)``-DP) in its training
+        records; the report then composes the fits one by one with the validation records'
+        releases (``privacy_report_["end_to_end"]``, by
+        :func:`privtune.privacy.composition.end_to_end`; the refit counts as one more fit).
+        Either way the hold-out split is not stratified (a stratified one depends on the
+        labels). privtune cannot check the estimator's claim.
 
     Attributes
     ----------
@@ -1508,8 +1651,10 @@ default="permute-and-flip"
         Whom the publication protects (as :class:`PrivateBOSearchCV`'s).
     validation_fraction : float, default=0.2
         The hold-out fraction under the record unit with ``cv=None``.
-    estimator_epsilon : float or tuple of float, optional
-        The estimator's own guarantee per fit (as :class:`PrivateBOSearchCV`'s).
+    estimator_epsilon : float, tuple of float or "auto", optional
+        As :class:`PrivateBOSearchCV`'s: ``"auto"`` protects every record by
+        ``privacy_budget`` with a selection among privately trained models (``mechanism``
+        does not apply; ``n_iter_distribution`` does), a number states each fit's guarantee.
 
     Attributes
     ----------

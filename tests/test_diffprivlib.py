@@ -173,3 +173,38 @@ def test_the_end_to_end_benchmark_compares_with_both_untuned_models(tmp_path):
     assert row["end_to_end_epsilon"] == pytest.approx(max(4 * fit, choice + fit))
     assert row["protects"].startswith("each record of the data, training and validation")
     assert (tmp_path / "quick" / "diffprivlib_models.png").stat().st_size > 0
+
+
+def test_every_record_by_one_total_sets_the_models_epsilon_and_keeps_its_own_model():
+    # estimator_epsilon="auto": the user states the total every record gets; the search sets
+    # the model's epsilon (and a DP scaler's, sharing it) and returns the pick's own model.
+    pipe = make_pipeline(
+        StandardScaler(epsilon=1.0, bounds=(-8.0, 8.0)),
+        LogisticRegression(data_norm=DATA_NORM, random_state=0),
+    )
+    search = PrivateBOSearchCV(
+        pipe,
+        {"logisticregression__C": (1e-4, 10.0, "log-uniform")},
+        privacy_unit="record",
+        privacy_budget=(3.0, 1e-6),
+        estimator_epsilon="auto",
+        n_iter=N_ITER,
+        random_state=0,
+        noise_random_state=0,
+    )
+    assert not _leaks(lambda: search.fit(X_tune, y_tune))
+    report = search.privacy_report_
+    assert report["epsilon"] <= 3.0 and report["candidate"] == "private"
+    assert report["fit_parameters"] == [
+        "standardscaler__epsilon",
+        "logisticregression__epsilon",
+    ]
+    eps0 = search.epsilon_
+    model = search.best_estimator_
+    assert model.get_params()["standardscaler__epsilon"] == pytest.approx(eps0 / 2)
+    assert model.get_params()["logisticregression__epsilon"] == pytest.approx(eps0 / 2)
+    # the model alone gets the whole per-candidate epsilon
+    search.set_params(estimator=LogisticRegression(data_norm=DATA_NORM, random_state=0))
+    search.set_params(space=SPACE).fit(X_tune, y_tune)
+    assert search.best_estimator_.epsilon == pytest.approx(search.epsilon_)
+    assert search.score(X_test, y_test) > 0.7  # chance is 0.5

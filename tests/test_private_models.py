@@ -113,3 +113,101 @@ def test_with_a_large_budget_the_pick_beats_a_poor_untuned_estimator():
     untuned = at_epsilon(NoisyCentroids(shrink=30.0, random_state=0), 1.0, ("epsilon",))
     untuned.set_params(epsilon=out.plan.epsilon_per_candidate).fit(*SPLIT[:2])
     assert ACCURACY(out.model, *SPLIT[2:]) > ACCURACY(untuned, *SPLIT[2:])
+
+
+# -- the scikit-learn door ---------------------------------------------------------------------
+@pytest.mark.parametrize("search", ["selection", "bayesian"])
+def test_the_searches_protect_every_record_by_one_total(search):
+    from privtune import PrivateBOSearchCV, PrivateSelectionSearchCV
+
+    cls = PrivateSelectionSearchCV if search == "selection" else PrivateBOSearchCV
+    kw = dict(
+        privacy_unit="record",
+        privacy_budget=(1.0, 1e-6),
+        estimator_epsilon="auto",
+        n_iter=8,
+        random_state=0,
+        noise_random_state=0,
+    )
+    if search == "selection":
+        kw["n_iter_distribution"] = "logarithmic"
+    s = cls(NoisyCentroids(random_state=0), {"shrink": (0.01, 10.0, "log-uniform")}, **kw)
+    s.fit(X, y)
+    report = s.privacy_report_
+    assert report["epsilon"] <= 1.0 and report["candidate"] == "private"
+    assert "training and validation" in report["protects"]
+    assert "end_to_end" not in report  # one guarantee, not fits composed one by one
+    # the deployed model is the pick's own, fitted at the per-candidate epsilon
+    assert s.best_estimator_.fitted_epsilon_ == pytest.approx(s.epsilon_)
+    assert s.epsilon_ == pytest.approx(report["fit_epsilon"])
+    assert set(s.best_params_) == {"shrink"} and len(s.cv_results_["params"]) == 1
+    assert s.predict(X[:5]).shape == (5,) and 0.0 <= s.score(X, y) <= 1.0
+    assert s.best_params_ == s.cv_results_["params"][0]
+    # the engine's selection on the search's split, seeds and settings: the same pick
+    from privtune.records import holdout_split
+    from privtune.space import as_space
+
+    [(train, val)] = holdout_split(s.estimator, None, 0.2, 0, X, y, stratify=False)
+    space = as_space(s.space)
+    alone = select_private_model(
+        NoisyCentroids(random_state=0),
+        lambda rng: space.from_unit(rng.random(space.dim)),
+        X[train],
+        y[train],
+        X[val],
+        y[val],
+        ACCURACY,
+        privacy_budget=(1.0, 1e-6),
+        mean=8,
+        distribution="logarithmic" if search == "selection" else "geometric",
+        seed=0,
+        noise_seed=0,
+    )
+    assert alone.score == s.best_score_
+    np.testing.assert_array_equal(alone.model.centroids_, s.best_estimator_.centroids_)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(epsilon=1.0), "privacy_budget=\\(epsilon, delta\\) with delta > 0"),
+        (dict(privacy_budget=(1.0, 0.0)), "with delta > 0"),
+        (dict(privacy_budget=(1.0, 1e-6), publish="scores"), "not publish='scores'"),
+    ],
+)
+def test_every_record_needs_one_total_and_one_choice(kwargs, match):
+    from privtune import PrivateBOSearchCV
+
+    s = PrivateBOSearchCV(
+        NoisyCentroids(),
+        {"shrink": (0.01, 10.0, "log-uniform")},
+        privacy_unit="record",
+        estimator_epsilon="auto",
+        n_iter=4,
+        **kwargs,
+    )
+    with pytest.raises(ValueError, match=match):
+        s.fit(X, y)
+
+
+def test_every_record_needs_an_estimator_whose_epsilon_the_search_sets():
+    from sklearn.linear_model import LogisticRegression
+
+    from privtune import PrivateSelectionSearchCV
+
+    with pytest.raises(ValueError, match="has no parameter named epsilon"):
+        PrivateSelectionSearchCV(
+            LogisticRegression(),
+            {"C": (0.01, 10.0, "log-uniform")},
+            privacy_unit="record",
+            privacy_budget=(1.0, 1e-6),
+            estimator_epsilon="auto",
+        ).fit(X, y)
+    with pytest.raises(ValueError, match="the space must not tune them"):
+        PrivateSelectionSearchCV(
+            NoisyCentroids(),
+            {"epsilon": (0.1, 1.0)},
+            privacy_unit="record",
+            privacy_budget=(1.0, 1e-6),
+            estimator_epsilon="auto",
+        ).fit(X, y)
