@@ -66,7 +66,13 @@ from .privacy.release import CandidateReleases
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, outgoing
-from .private_models import PrivateModel, epsilon_parameters, select_private_model
+from .private_models import (
+    PrivateModel,
+    at_epsilon,
+    epsilon_parameters,
+    select_private_model,
+    split_budget,
+)
 from .record_choice import Proposals, Shortlist, choose, shortlist
 from .records import (
     TRAINING_FOLDS,
@@ -123,6 +129,7 @@ class _Fit:
     sampler: str | None = None
     # every record protected (estimator_epsilon="auto"): the selection's outcome
     private_model: PrivateModel | None = None
+    refit_epsilon: float = 0.0
 
     @property
     def unit(self) -> PrivacyUnit:
@@ -627,13 +634,10 @@ class _ChoiceSearch(_PrivateSearchCV):
                     "space and publishes the pick's released score: candidates and "
                     "score_share do not apply."
                 )
+            assert f.privacy.privacy_budget is not None
+            selection, _ = split_budget(f.privacy.privacy_budget, bool(self.refit))
             f.selection = SelectionPlan.from_args(
-                self.n_iter,
-                self._choice.distribution,
-                None,
-                f.privacy.privacy_budget,
-                baseline=bool(self.evaluate_default),
-                base="private",
+                self.n_iter, self._choice.distribution, None, selection, base="private"
             )
             return f.selection.epsilon_per_candidate
         if self._choice.mechanism != "repeat-and-select":
@@ -670,17 +674,19 @@ class _ChoiceSearch(_PrivateSearchCV):
 
         f = self._fit
         assert f.record is not None and f.metric is not None and f.selection is not None
+        assert f.privacy.privacy_budget is not None
         train, val = f.record[0]
         space, name = f.space, type(self).__name__
+        selection, refit_epsilon = split_budget(f.privacy.privacy_budget, bool(self.refit))
         if f.verbose > 0:
             print(
                 f"[{name}] every record protected: about {f.selection.distribution.mean:g} "
                 f"candidates, each fitted at epsilon={self.epsilon_:.3g} on the {len(train)} "
-                f"training records and scored at it on the {len(val)} validation records...",
+                f"training records and scored at it on the {len(val)} validation records"
+                + (f", then the pick refitted at {refit_epsilon:.3g}" if refit_epsilon else ""),
                 flush=True,
             )
         f.scoring_started = True
-        t0 = time.perf_counter()
         f.private_model = out = select_private_model(
             self.estimator,
             lambda rng: space.from_unit(rng.random(space.dim)),
@@ -689,21 +695,23 @@ class _ChoiceSearch(_PrivateSearchCV):
             _safe_indexing(X, val),
             _safe_indexing(y, val),
             f.metric,
-            privacy_budget=f.privacy.privacy_budget,
+            privacy_budget=selection,
             mean=self.n_iter,
             distribution=self._choice.distribution,
-            untuned=bool(self.evaluate_default),
+            untuned="candidate" if self.evaluate_default else None,
             seed=_int_seed(self.random_state),
             noise_seed=f.privacy.noise_seed,
         )
         if out.model is None:
             raise ValueError(
-                f"n_iter_distribution={self._choice.distribution!r} drew 0 candidates and "
-                "no untuned estimator was offered: nothing is published (K is drawn before "
-                "any record is read, so this says nothing about the data)."
+                f"n_iter_distribution={self._choice.distribution!r} drew 0 candidates: "
+                "nothing is published (K is drawn before any record is read, so this says "
+                "nothing about the data). Fit again, or use a distribution with K >= 1."
             )
+        f.refit_epsilon = refit_epsilon
         self.n_candidates_ = out.n_candidates
-        params = dict(f.default_params or {}) if out.params is None else out.params
+        own = self.estimator.get_params(deep=True)
+        params = {n: own[n] for n in space.names} if out.params is None else out.params
         m = f.scores.metric or "score"
         results: dict[str, Any] = {"params": [params]}
         for p in space.names:
@@ -718,11 +726,19 @@ class _ChoiceSearch(_PrivateSearchCV):
         self.cv_results_ = results
         self.best_index_, self.best_params_, self.best_score_ = 0, params, out.score
         self.multimetric_, self.scorer_, self.n_splits_ = False, f.metric, 1
-        if self.refit:  # the pick's own model, fitted once: no refit at another epsilon
+        # refit: the pick fitted once more on every record with the rest of the budget;
+        # otherwise the pick's own model, fitted at the per-candidate epsilon, is kept
+        t0 = time.perf_counter()
+        if refit_epsilon:
+            model = at_epsilon(self.estimator, refit_epsilon, out.parameters)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # their text may depend on the records
+                self.best_estimator_ = model.set_params(**(out.params or {})).fit(X, y)
+        else:
             self.best_estimator_ = out.model
-            self.refit_time_ = time.perf_counter() - t0
+        self.refit_time_ = time.perf_counter() - t0
         if f.verbose > 0:
-            print(f"[{name}] the pick published, with its own model", flush=True)
+            print(f"[{name}] the pick published", flush=True)
 
     def _run_search(self, evaluate_candidates, *, callback_ctx=None) -> None:
         """The untuned estimator and the candidates, drawn before any score, cross-validated
@@ -873,7 +889,7 @@ class _ChoiceSearch(_PrivateSearchCV):
     def _report(self) -> dict[str, Any]:
         f = self._fit
         if f.private_model is not None:
-            out = f.private_model.report(f.unit)
+            out = f.private_model.report(f.unit, f.refit_epsilon)
         elif isinstance(f.selection, OneShotPlan):
             out = f.selection.report(f.unit, self._declared_range(), f.sampler)
         else:
@@ -1089,8 +1105,12 @@ default="auto"
         :func:`privtune.private_models.epsilon_parameters`) and makes one private selection
         among privately trained models (:func:`privtune.private_models.select_private_model`:
         a random number of candidates of mean ``n_iter``, each fitted and scored at the
-        per-candidate epsilon, accounted once for every record), and ``best_estimator_`` is
-        the pick's own model (no refit). A number: each fit's guarantee as stated by the
+        per-candidate epsilon, accounted once for every record). With ``refit`` the
+        selection gets a third of epsilon and ``best_estimator_`` is the pick fitted once
+        more on every record with the rest (:func:`privtune.private_models.split_budget`);
+        with ``refit=False`` the selection gets it all and ``best_estimator_`` is the pick's
+        own model (predict with it: scikit-learn's searches do not predict without a
+        refit). A number: each fit's guarantee as stated by the
         estimator's documentation, ``epsilon``-DP (or ``(epsilon, delta)``-DP) in its training
         records; the report then composes the fits one by one with the validation records'
         releases (``privacy_report_["end_to_end"]``, by

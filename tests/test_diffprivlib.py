@@ -199,12 +199,13 @@ def test_every_record_by_one_total_sets_the_models_epsilon_and_keeps_its_own_mod
         "standardscaler__epsilon",
         "logisticregression__epsilon",
     ]
-    eps0 = search.epsilon_
+    refit = report["refit_epsilon"]  # the pick refitted on every record with the rest
+    assert report["epsilon"] == pytest.approx(report["selection_epsilon"] + refit)
     model = search.best_estimator_
-    assert model.get_params()["standardscaler__epsilon"] == pytest.approx(eps0 / 2)
-    assert model.get_params()["logisticregression__epsilon"] == pytest.approx(eps0 / 2)
-    # the model alone gets the whole per-candidate epsilon
+    assert model.get_params()["standardscaler__epsilon"] == pytest.approx(refit / 2)
+    assert model.get_params()["logisticregression__epsilon"] == pytest.approx(refit / 2)
+    # without a refit, the pick's own model: the model alone at the per-candidate epsilon
     search.set_params(estimator=LogisticRegression(data_norm=DATA_NORM, random_state=0))
-    search.set_params(space=SPACE).fit(X_tune, y_tune)
+    search.set_params(space=SPACE, refit=False).fit(X_tune, y_tune)
     assert search.best_estimator_.epsilon == pytest.approx(search.epsilon_)
-    assert search.score(X_test, y_test) > 0.7  # chance is 0.5
+    assert search.best_estimator_.score(X_test, y_test) > 0.7  # chance is 0.5

@@ -80,9 +80,7 @@ def test_the_pick_is_its_own_model_fitted_at_the_per_candidate_epsilon(seed):
     # the total for every record is the budget's: a selection among eps0-DP candidates
     assert out.plan.epsilon <= 1.0 and out.plan.base == "private"
     assert out.plan.epsilon == pytest.approx(
-        selection_epsilon(
-            eps0, RepeatDistribution(8, "logarithmic"), 1e-6, baseline=True, base="private"
-        )
+        selection_epsilon(eps0, RepeatDistribution(8, "logarithmic"), 1e-6, base="private")
     )
     assert out.model.fitted_epsilon_ == pytest.approx(eps0)  # no refit at another epsilon
     if out.params is not None:
@@ -106,6 +104,7 @@ def test_with_a_large_budget_the_pick_beats_a_poor_untuned_estimator():
         ACCURACY,
         privacy_budget=(30.0, 1e-6),
         mean=10,
+        distribution="geometric",
         seed=0,
         noise_seed=0,
     )
@@ -116,8 +115,9 @@ def test_with_a_large_budget_the_pick_beats_a_poor_untuned_estimator():
 
 
 # -- the scikit-learn door ---------------------------------------------------------------------
+@pytest.mark.parametrize("refit", [True, False], ids=["refit", "own-model"])
 @pytest.mark.parametrize("search", ["selection", "bayesian"])
-def test_the_searches_protect_every_record_by_one_total(search):
+def test_the_searches_protect_every_record_by_one_total(search, refit):
     from privtune import PrivateBOSearchCV, PrivateSelectionSearchCV
 
     cls = PrivateSelectionSearchCV if search == "selection" else PrivateBOSearchCV
@@ -126,6 +126,7 @@ def test_the_searches_protect_every_record_by_one_total(search):
         privacy_budget=(1.0, 1e-6),
         estimator_epsilon="auto",
         n_iter=8,
+        refit=refit,
         random_state=0,
         noise_random_state=0,
     )
@@ -134,14 +135,19 @@ def test_the_searches_protect_every_record_by_one_total(search):
     s = cls(NoisyCentroids(random_state=0), {"shrink": (0.01, 10.0, "log-uniform")}, **kw)
     s.fit(X, y)
     report = s.privacy_report_
-    assert report["epsilon"] <= 1.0 and report["candidate"] == "private"
+    assert report["epsilon"] <= 1.0 + 1e-9 and report["candidate"] == "private"
     assert "training and validation" in report["protects"]
     assert "end_to_end" not in report  # one guarantee, not fits composed one by one
-    # the deployed model is the pick's own, fitted at the per-candidate epsilon
-    assert s.best_estimator_.fitted_epsilon_ == pytest.approx(s.epsilon_)
     assert s.epsilon_ == pytest.approx(report["fit_epsilon"])
+    if refit:  # a third to the selection, the rest to one fit on every record
+        assert report["selection_epsilon"] <= 1.0 / 3.0
+        assert report["refit_epsilon"] == pytest.approx(2.0 / 3.0)
+        assert s.best_estimator_.fitted_epsilon_ == pytest.approx(2.0 / 3.0)
+    else:  # the pick's own model, fitted at the per-candidate epsilon
+        assert s.best_estimator_.fitted_epsilon_ == pytest.approx(s.epsilon_)
     assert set(s.best_params_) == {"shrink"} and len(s.cv_results_["params"]) == 1
-    assert s.predict(X[:5]).shape == (5,) and 0.0 <= s.score(X, y) <= 1.0
+    deployed = s if refit else s.best_estimator_  # refit=False: scikit-learn's rule
+    assert deployed.predict(X[:5]).shape == (5,) and 0.0 <= deployed.score(X, y) <= 1.0
     assert s.best_params_ == s.cv_results_["params"][0]
     # the engine's selection on the search's split, seeds and settings: the same pick
     from privtune.records import holdout_split
@@ -157,14 +163,15 @@ def test_the_searches_protect_every_record_by_one_total(search):
         X[val],
         y[val],
         ACCURACY,
-        privacy_budget=(1.0, 1e-6),
+        privacy_budget=(1.0 / 3.0 if refit else 1.0, 1e-6),
         mean=8,
         distribution="logarithmic" if search == "selection" else "geometric",
         seed=0,
         noise_seed=0,
     )
-    assert alone.score == s.best_score_
-    np.testing.assert_array_equal(alone.model.centroids_, s.best_estimator_.centroids_)
+    assert alone.score == s.best_score_ and alone.params in (s.best_params_, None)
+    if not refit:
+        np.testing.assert_array_equal(alone.model.centroids_, s.best_estimator_.centroids_)
 
 
 @pytest.mark.parametrize(
