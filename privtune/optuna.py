@@ -38,6 +38,7 @@ from .optuna_privacy import StudyPrivacy
 from .plan import STUDY, PrivacyPlan
 from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed
+from .records import RecordObjective
 from .registry import PrivacyModel
 from .space import SearchSpace
 from .tuning import OutsideArm, TuningEngine, checked_optimizer_kwargs, warn_repeated_plays
@@ -519,6 +520,9 @@ class PrivateGPUCBSampler(BaseSampler):
             )
         if n_trials is None:
             n_trials = self.n_trials
+        if isinstance(objective, RecordObjective) and objective.every_record:
+            self._privacy.select_models(study, objective, n_trials)
+            return study
         progress = None
         if kwargs.get("show_progress_bar") and self._privacy.private:
             # Optuna's bar shows the largest stored value: the luckiest noise draw
@@ -734,9 +738,10 @@ class PrivateGPUCBSampler(BaseSampler):
             number = self._privacy.choose(study, baseline)["trial"]
             if number is None:
                 raise ValueError(
-                    "The study's private choice kept the RecordObjective's untuned estimator, "
-                    "which is no trial of the study: recommend(study) returns its values of "
-                    "the study's parameters, and objective.untuned is the estimator."
+                    "The study's private choice is no trial of the study (the "
+                    "RecordObjective's untuned estimator, or a selection among privately "
+                    "trained models, which stores no trial): recommend(study) returns its "
+                    "parameters."
                 )
             return study._storage.get_trial(
                 study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number)

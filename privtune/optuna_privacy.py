@@ -683,6 +683,103 @@ class StudyPrivacy:
         study._storage.set_study_system_attr(study._study_id, key, done)
         return done
 
+    # -- every record protected: one selection among privately trained models --------------------
+    def select_models(self, study: Study, objective: RecordObjective, mean: int | None) -> None:
+        """``RecordObjective(..., estimator_epsilon="auto")``: the study's one selection among
+        privately trained models, every record protected by the budget
+        (:func:`privtune.private_models.select_private_model`, as the scikit-learn searches'
+        ``estimator_epsilon="auto"``), made once and claimed in the study's storage like the
+        record unit's choice. Configurations are drawn from the distributions the objective's
+        ``suggest_*`` calls ask for, independently of the data; no trial is stored (the
+        candidates' released scores stay in this process), only the pick, its released score
+        and the privacy report, in the study's system attributes. ``objective.model_`` is the
+        deployed model."""
+        from optuna.trial import FixedTrial
+
+        from .private_models import select_private_model, split_budget
+
+        budget = self.plan.privacy_budget
+        if not self.plan.chooses or budget is None or budget[1] <= 0.0:
+            raise ValueError(
+                "estimator_epsilon='auto' protects every record by one total: create the "
+                "sampler with privacy_unit='record' and privacy_budget=(epsilon, delta), "
+                "delta > 0, the guarantee every record gets."
+            )
+        if mean is None:
+            raise ValueError(
+                "estimator_epsilon='auto' draws a random number of candidates: pass n_trials, "
+                "their mean, to the sampler or to optimize."
+            )
+        if objective.value_range != self.plan.value_range:
+            raise ValueError(
+                f"value_range={self.plan.value_range} differs from the objective's per-record "
+                f"range {objective.value_range}; pass value_range={objective.value_range}."
+            )
+        self.bind(objective.unit)
+        if self._stored_choice(study) is not None:
+            return  # made already, by this process or another one
+        key = self._claim_choice(study)  # before any record is read
+        selection, refit_epsilon = split_budget(budget, objective.refit)
+
+        def sample(rng: np.random.Generator) -> dict[str, Any]:
+            trial = _DrawingTrial(rng)
+            objective.make_estimator(trial)  # its suggest_* calls draw the configuration
+            return trial.params
+
+        def make(params: dict[str, Any] | None) -> Any:
+            if params is None:
+                return objective.untuned
+            return objective.make_estimator(FixedTrial(dict(params)))
+
+        try:
+            out = select_private_model(
+                make,
+                sample,
+                objective.X_train,
+                objective.y_train,
+                objective.X_val,
+                objective.y_val,
+                objective.metric,
+                privacy_budget=selection,
+                mean=float(mean),
+                untuned="candidate" if objective.untuned is not None else None,
+                noise_seed=self.plan.noise_seed,
+            )
+            if out.model is None:
+                raise PrivacyError("The selection drew no candidate: nothing was published.")
+            model = out.model
+            if refit_epsilon:
+                from .private_models import at_epsilon
+
+                base = make(out.params)
+                model = at_epsilon(base, refit_epsilon, out.parameters)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # their text may depend on the records
+                    model.fit(*_all_records(objective))
+        except PrivacyError:
+            raise
+        except BaseException as exc:
+            raise outgoing(exc, self.plan.setting) from None
+        objective.model_ = model
+        params = out.params
+        if params is None:  # the untuned estimator: its own values stand for it
+            own = objective.untuned.get_params(deep=True)
+            params = {n: v for n, v in own.items() if "__" not in n and not callable(v)}
+        report = out.report(self.plan.unit, refit_epsilon)
+        report["budget_epsilon"], report["budget_delta"] = budget
+        report["picked"] = "the untuned configuration" if out.untuned else "a tuned configuration"
+        study._storage.set_study_system_attr(
+            study._study_id,
+            key,
+            {
+                "state": "done",
+                "trial": None,
+                "params": params,
+                "score": out.score,
+                "report": report,
+            },
+        )
+
     def _proposals(self, trials: list[FrozenTrial], baseline: int | None) -> Proposals:
         """The trials as the choice's proposals; the untuned configuration is the trial
         ``baseline``, or the objective's ``untuned`` estimator scored here on the training
@@ -812,3 +909,55 @@ class StudyPrivacy:
                 "every worker, or start one worker before the others."
             )
         return stored
+
+
+class _DrawingTrial:
+    """A stand-in trial whose ``suggest_*`` draw each value uniformly from what is asked
+    (log-uniformly with ``log=True``, on the grid with ``step``), independently of the data:
+    the configurations of a selection among privately trained models."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.params: dict[str, Any] = {}
+        self.number = 0
+
+    def suggest_float(self, name: str, low: float, high: float, *, step=None, log=False):
+        if step is not None:
+            n = math.floor((high - low) / step + 1e-9)
+            value = low + step * int(self.rng.integers(0, n + 1))
+        elif log:
+            value = math.exp(self.rng.uniform(math.log(low), math.log(high)))
+        else:
+            value = float(self.rng.uniform(low, high))
+        self.params[name] = float(value)
+        return self.params[name]
+
+    def suggest_int(self, name: str, low: int, high: int, *, step: int = 1, log: bool = False):
+        if log:
+            drawn = math.floor(math.exp(self.rng.uniform(math.log(low), math.log(high + 1))))
+            value = min(max(drawn, low), high)
+        else:
+            value = low + step * int(self.rng.integers(0, (high - low) // step + 1))
+        self.params[name] = int(value)
+        return self.params[name]
+
+    def suggest_categorical(self, name: str, choices: Sequence[Any]):
+        self.params[name] = choices[int(self.rng.integers(0, len(choices)))]
+        return self.params[name]
+
+    def set_user_attr(self, key: str, value: Any) -> None:  # an objective's own bookkeeping
+        pass
+
+
+def _all_records(objective: RecordObjective) -> tuple[Any, Any]:
+    """The training and validation records together, for a refit on every record."""
+    parts = (objective.X_train, objective.X_val), (objective.y_train, objective.y_val)
+    out = []
+    for a, b in parts:
+        if hasattr(a, "iloc"):
+            import pandas as pd
+
+            out.append(pd.concat([a, b]))
+        else:
+            out.append(np.concatenate([np.asarray(a), np.asarray(b)]))
+    return out[0], out[1]

@@ -188,9 +188,11 @@ def select_private_model(
 
     Parameters
     ----------
-    estimator : estimator
+    estimator : estimator or callable
         A differentially private estimator whose bounds are given before the data are read
-        (:func:`privtune.records.check_public_bounds`).
+        (:func:`privtune.records.check_public_bounds`), a configuration being its parameters;
+        or ``make(params) -> estimator``, an unfitted estimator of a configuration
+        (``params=None``: the untuned one), as an Optuna objective builds it.
     sample : callable
         ``sample(rng) -> params``: one configuration, drawn independently of the data.
     X_train, y_train, X_val, y_val : array-like
@@ -221,14 +223,13 @@ def select_private_model(
     """
     if untuned not in UNTUNED_MODES:
         raise ValueError(f"untuned must be one of {UNTUNED_MODES}, got {untuned!r}.")
-    parameters = tuple(epsilon_parameters(estimator) if parameters is None else parameters)
+    make = _builder(estimator)
     n_val = len(y_val)
     unit = PrivacyUnit.record(n_val)
     plan = SelectionPlan.from_args(
         mean, distribution, None, privacy_budget, baseline=untuned == "baseline", base="private"
     )
     epsilon0 = plan.epsilon_per_candidate
-    check_public_bounds(estimator)  # before any record is read
     rng = np.random.default_rng(check_seed("seed", seed))
     k = plan.distribution.draw(rng)  # before any record is read: K does not depend on them
     share = 1.0 / (plan.distribution.mean + 1.0) if untuned == "candidate" else 0.0
@@ -245,10 +246,10 @@ def select_private_model(
     )
 
     def fit_and_score(params: dict[str, Any] | None) -> tuple[Any, float]:
-        model = at_epsilon(estimator, epsilon0, parameters)
-        if params:
-            model.set_params(**params)
-        check_public_bounds(model)
+        base = make(params)
+        names = epsilon_parameters(base) if parameters is None else tuple(parameters)
+        model = at_epsilon(base, epsilon0, names)
+        check_public_bounds(model)  # before its fit reads anything
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # their text may depend on the records
             try:
@@ -270,7 +271,7 @@ def select_private_model(
             picked, best_index = (params, model), i
     index, released = selector.best()
     if index is None:
-        return PrivateModel(None, None, math.nan, k, plan, parameters)
+        return PrivateModel(None, None, math.nan, k, plan, ())
     if index == -1:
         chosen: tuple[dict[str, Any] | None, Any] = (None, untuned_model)
     else:
@@ -282,4 +283,20 @@ def select_private_model(
             "the worst end of the range): there is no model to return. The publication "
             "counts as spent."
         )
-    return PrivateModel(chosen[0], chosen[1], float(released), k, plan, parameters)
+    names = epsilon_parameters(chosen[1]) if parameters is None else tuple(parameters)
+    return PrivateModel(chosen[0], chosen[1], float(released), k, plan, names)
+
+
+def _builder(estimator: Any) -> Callable[[dict[str, Any] | None], Any]:
+    """``make(params)``: an unfitted estimator of a configuration (``None``: untuned)."""
+    if not hasattr(estimator, "get_params"):
+        if not callable(estimator):
+            raise TypeError("estimator must be an estimator or make(params) -> estimator.")
+        return estimator
+    from sklearn.base import clone
+
+    def make(params: dict[str, Any] | None) -> Any:
+        model = clone(estimator)
+        return model.set_params(**params) if params else model
+
+    return make

@@ -259,14 +259,21 @@ class RecordObjective:
         then makes it the choice's baseline (candidate 0, scored on the training records like
         a trial, in the data owner's process), as an enqueued untuned trial with
         ``baseline=0`` would be. Cloned before each fit.
-    estimator_epsilon : float or tuple of float, optional
-        The estimator's own guarantee when it is differentially private itself: each fit is
-        ``epsilon``-DP (or ``(epsilon, delta)``-DP) in the training records. The sampler
-        refuses it: its trials store exact scores of the training records, which such a
-        guarantee would have to cover (:class:`privtune.PrivateBOSearchCV` with
-        ``estimator_epsilon`` draws its candidates from the space instead). privtune cannot
-        check the claim, except that a diffprivlib model must not read its bounds from the
-        data (:func:`check_public_bounds`, before each fit).
+    estimator_epsilon : float, tuple of float or "auto", optional
+        For an estimator that is differentially private itself. ``"auto"``: every record,
+        training and validation, gets the sampler's ``privacy_budget`` and nothing else is
+        asked: :meth:`~privtune.PrivateGPUCBSampler.optimize` sets the estimator's own
+        ``epsilon`` and makes one private selection among privately trained models
+        (:func:`privtune.private_models.select_private_model`, the scikit-learn searches'
+        ``estimator_epsilon="auto"``), and :attr:`model_` is the deployed model. A number:
+        each fit's guarantee (``epsilon``-DP, or ``(epsilon, delta)``-DP, in the training
+        records), which the sampler under the record unit refuses: its trials store exact
+        scores of the training records. privtune cannot check the estimator's claim, except
+        that a diffprivlib model must not read its bounds from the data
+        (:func:`check_public_bounds`, before each fit).
+    refit : bool, default=True
+        With ``estimator_epsilon="auto"``: refit the pick on every record with two thirds of
+        the budget (:func:`privtune.private_models.split_budget`), or keep its own model.
 
     Attributes
     ----------
@@ -275,6 +282,9 @@ class RecordObjective:
     unit : PrivacyUnit
         ``PrivacyUnit.record(n_val)``.
     untuned : estimator or None
+    model_ : estimator
+        With ``estimator_epsilon="auto"``, after the selection: the deployed model (the pick
+        refitted on every record, or its own model), in the data owner's process only.
     """
 
     def __init__(
@@ -289,7 +299,8 @@ class RecordObjective:
         value_range: Any = None,
         cv: int = 3,
         untuned: Any = None,
-        estimator_epsilon: float | tuple[float, float] | None = None,
+        estimator_epsilon: float | tuple[float, float] | str | None = None,
+        refit: bool = True,
     ) -> None:
         if not callable(make_estimator):
             raise TypeError(
@@ -323,7 +334,15 @@ class RecordObjective:
         self.estimator_epsilon = estimator_epsilon
         #: The estimator's own guarantee per fit, ``(epsilon, delta)``, or ``None``.
         self.fit_guarantee: tuple[float, float] | None = None
-        if estimator_epsilon is not None:
+        #: ``estimator_epsilon="auto"``: every record protected by the sampler's budget.
+        self.every_record: bool = isinstance(estimator_epsilon, str)
+        self.refit: bool = bool(refit)
+        if self.every_record and estimator_epsilon != "auto":
+            raise ValueError(
+                f"estimator_epsilon must be a number > 0, a pair (epsilon, delta) or 'auto', "
+                f"got {estimator_epsilon!r}."
+            )
+        if estimator_epsilon is not None and not self.every_record:
             if isinstance(estimator_epsilon, tuple):
                 self.fit_guarantee = check_budget_pair(estimator_epsilon)
             else:

@@ -218,3 +218,65 @@ def test_every_record_needs_an_estimator_whose_epsilon_the_search_sets():
             privacy_budget=(1.0, 1e-6),
             estimator_epsilon="auto",
         ).fit(X, y)
+
+
+# -- the Optuna door ---------------------------------------------------------------------------
+def _make(trial):
+    return NoisyCentroids(
+        shrink=trial.suggest_float("shrink", 0.01, 10.0, log=True), random_state=0
+    )
+
+
+@pytest.mark.parametrize("refit", [True, False], ids=["refit", "own-model"])
+def test_the_optuna_door_selects_among_private_models_by_the_same_engine(refit):
+    import optuna
+
+    from privtune import PrivateGPUCBSampler, RecordObjective
+
+    objective = RecordObjective(
+        _make,
+        *SPLIT,
+        estimator_epsilon="auto",
+        untuned=NoisyCentroids(random_state=0),
+        refit=refit,
+    )
+    sampler = PrivateGPUCBSampler(
+        privacy_unit="record",
+        privacy_budget=(1.0, 1e-6),
+        n_trials=8,
+        value_range=(0.0, 1.0),
+        noise_seed=0,
+    )
+    study = sampler.create_study(direction="maximize")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler.optimize(study, objective)
+    assert study.trials == []  # no candidate's score reaches the storage
+    params = sampler.recommend(study)
+    report = sampler.privacy_report(study)
+    assert report["epsilon"] <= 1.0 + 1e-9 and report["candidate"] == "private"
+    assert "training and validation" in report["protects"]
+    model = objective.model_
+    if refit:
+        assert model.fitted_epsilon_ == pytest.approx(2.0 / 3.0)
+        assert report["refit_epsilon"] == pytest.approx(2.0 / 3.0)
+    else:
+        assert model.fitted_epsilon_ == pytest.approx(report["fit_epsilon"])
+    assert model.shrink == pytest.approx(params["shrink"])
+    with pytest.raises(ValueError, match="no trial of the study"):
+        sampler.recommend_trial(study)
+    # made once: a second optimize returns it, the model stays
+    sampler.optimize(study, objective)
+    assert sampler.recommend(study) == params and objective.model_ is model
+
+
+def test_the_optuna_door_needs_one_total_budget():
+    from privtune import PrivateGPUCBSampler, RecordObjective
+
+    objective = RecordObjective(_make, *SPLIT, estimator_epsilon="auto")
+    sampler = PrivateGPUCBSampler(
+        privacy_unit="record", epsilon=1.0, n_trials=4, value_range=(0.0, 1.0)
+    )
+    with pytest.raises(ValueError, match="privacy_budget=\\(epsilon, delta\\)"):
+        sampler.optimize(sampler.create_study(direction="maximize"), objective)
+    with pytest.raises(ValueError, match="'auto'"):
+        RecordObjective(_make, *SPLIT, estimator_epsilon="all")
