@@ -280,3 +280,91 @@ def test_the_optuna_door_needs_one_total_budget():
         sampler.optimize(sampler.create_study(direction="maximize"), objective)
     with pytest.raises(ValueError, match="'auto'"):
         RecordObjective(_make, *SPLIT, estimator_epsilon="all")
+
+
+# -- an empirical audit --------------------------------------------------------------------------
+class LaplaceMajority(ClassifierMixin, BaseEstimator):
+    """Predicts one label for every record: 1 when the mean training label, released with
+    Laplace noise of scale 1 / (n epsilon) (its sensitivity under replace-one is 1 / n), plus
+    ``bias`` exceeds 1/2. epsilon-DP in the training records; ``exact=True`` drops the noise
+    (a broken model, for the audit's own check)."""
+
+    def __init__(self, bias=0.0, epsilon=1.0, random_state=None, exact=False):
+        self.bias = bias
+        self.epsilon = epsilon
+        self.random_state = random_state
+        self.exact = exact
+
+    def fit(self, X, y):
+        self.classes_ = np.array([0, 1])
+        noise = 0.0
+        if not self.exact:
+            rng = np.random.default_rng(self.random_state)
+            noise = rng.laplace(0.0, 1.0 / (len(y) * self.epsilon))
+        self.label_ = int(np.mean(y) + noise + self.bias > 0.5)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.label_)
+
+
+def _audit_counts(y_train, exact, n_runs):
+    """How often each (picked bias, released score above 1/2) comes out, over seeded runs."""
+    X_train, X_val, y_val = np.zeros((4, 1)), np.zeros((20, 1)), np.ones(20, dtype=int)
+    metric = record_metric("accuracy", LaplaceMajority(), (0.0, 1.0))
+    counts = np.zeros(4)
+    for i in range(n_runs):
+
+        def sample(rng):
+            return {
+                "bias": [-0.1, 0.1][int(rng.integers(2))],
+                "random_state": int(rng.integers(2**31)),
+            }
+
+        out = select_private_model(
+            LaplaceMajority(exact=exact),
+            sample,
+            X_train,
+            np.asarray(y_train),
+            X_val,
+            y_val,
+            metric,
+            privacy_budget=(1.0, 1e-6),
+            mean=2,
+            distribution="geometric",
+            untuned=None,
+            seed=i,
+            noise_seed=i,
+        )
+        counts[2 * int(out.params["bias"] > 0) + int(out.score > 0.5)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["private-fits", "broken-fits"])
+def test_an_empirical_audit_keeps_the_selection_within_its_total(exact):
+    # Two data sets that differ in one training label (a training record replaced). The
+    # selection at a total epsilon of 1 runs 4,000 times on each; for each of its 4 outcomes
+    # (the picked configuration, and whether its released score is above 1/2) the
+    # Clopper-Pearson interval (99.99 %, Bonferroni over the 8 ratios) gives a lower bound on
+    # the log-ratio of the outcome's probabilities, which the guarantee keeps at or below 1
+    # (delta 1e-6 is far below what 4,000 runs can see). The same audit of a model that drops
+    # its own noise (not differentially private) must find a log-ratio above 1: the audit
+    # can fail.
+    from scipy import stats
+
+    n_runs = 4_000
+    first = _audit_counts([1, 1, 0, 0], exact, n_runs)
+    second = _audit_counts([1, 1, 1, 0], exact, n_runs)
+    alpha = 1e-4 / 8
+    worst = -np.inf
+    for x, z in ((first, second), (second, first)):
+        for k in range(4):
+            if x[k] == 0:
+                continue
+            p_low = stats.beta.ppf(alpha / 2, x[k], n_runs - x[k] + 1)
+            q_high = stats.beta.ppf(1 - alpha / 2, z[k] + 1, n_runs - z[k])
+            worst = max(worst, float(np.log(p_low / q_high)))
+    if exact:
+        assert worst > 1.0
+    else:
+        assert worst <= 1.0
