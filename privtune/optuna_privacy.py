@@ -718,8 +718,15 @@ class StudyPrivacy:
         self.bind(objective.unit)
         if self._stored_choice(study) is not None:
             return  # made already, by this process or another one
-        key = self._claim_choice(study)  # before any record is read
         selection, refit_epsilon = split_budget(budget, objective.refit)
+        from .privacy.selection import SelectionPlan
+        from .private_models import selection_resolution
+
+        plan = SelectionPlan.from_args(mean, "logarithmic", None, selection, base="private")
+        _, advice = selection_resolution(plan, objective.n_val, objective.value_range)
+        if advice is not None:  # before any record is read
+            warnings.warn(advice, UserWarning, stacklevel=user_stacklevel())
+        key = self._claim_choice(study)  # before any record is read
 
         def sample(rng: np.random.Generator) -> dict[str, Any]:
             trial = _DrawingTrial(rng)

@@ -61,6 +61,7 @@ __all__ = [
     "at_epsilon",
     "epsilon_parameters",
     "select_private_model",
+    "selection_resolution",
     "split_budget",
 ]
 
@@ -73,6 +74,40 @@ SELECTION_SHARE = 1.0 / 3.0
 
 #: How the untuned estimator takes part (module docstring).
 UNTUNED_MODES = ("candidate", "baseline", None)
+
+
+def selection_resolution(
+    plan: SelectionPlan, n_val: int, value_range: tuple[float, float]
+) -> tuple[float, str | None]:
+    """What a selection among privately trained models can resolve, before any record is
+    read: the expected shortfall of the best released score among about ``mean`` candidates
+    (each released with Laplace noise at the per-candidate epsilon and the record unit's
+    sensitivity; :func:`privtune.privacy.oneshot.pick_shortfall`), and a warning when that is
+    more than a point (a hundredth of the range), or ``None``.
+
+    The shortfall leaves out the noise of each candidate's own fit, which only the data can
+    tell; the warning says what it cannot see.
+    """
+    from .privacy.budget import points
+    from .privacy.oneshot import pick_shortfall
+
+    lo, hi = value_range
+    width = hi - lo
+    epsilon0 = plan.epsilon_per_candidate
+    k = max(round(plan.distribution.mean), 1)
+    shortfall = pick_shortfall(k, noise="laplace", scale=width / (n_val * epsilon0), max_lead=width)
+    if shortfall <= 0.01 * width:
+        return shortfall, None
+    return shortfall, (
+        f"At n_val={n_val} and a selection epsilon of {plan.epsilon:.3g} over about {k} "
+        f"privately trained candidates (each fitted and scored at epsilon={epsilon0:.3g}), the "
+        f"best released score can fall {points(shortfall / width)} points (hundredths of "
+        "value_range) below the best candidate's in expectation, before the noise of each "
+        "candidate's own fit: closer candidates are not told apart. More validation records "
+        "or a larger budget resolve more; where the defaults are sound, one fit of the "
+        'untuned model at the whole epsilon may do better (docs/privacy.md, "When not to '
+        'tune").'
+    )
 
 
 def split_budget(

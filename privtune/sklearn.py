@@ -71,6 +71,7 @@ from .private_models import (
     at_epsilon,
     epsilon_parameters,
     select_private_model,
+    selection_resolution,
     split_budget,
 )
 from .record_choice import Proposals, Shortlist, choose, shortlist
@@ -686,6 +687,9 @@ class _ChoiceSearch(_PrivateSearchCV):
                 + (f", then the pick refitted at {refit_epsilon:.3g}" if refit_epsilon else ""),
                 flush=True,
             )
+        _, advice = selection_resolution(f.selection, len(val), f.metric.value_range)
+        if advice is not None:  # before any record is read
+            warnings.warn(advice, UserWarning, stacklevel=user_stacklevel())
         f.scoring_started = True
         f.private_model = out = select_private_model(
             self.estimator,

@@ -161,18 +161,79 @@ def test_the_fits_and_the_choice_are_accounted_end_to_end(refit):
 
 
 def test_the_end_to_end_benchmark_compares_with_both_untuned_models(tmp_path):
-    from benchmarks import diffprivlib_models
+    # every mode on the same test records, at the same total epsilon for every record
+    from benchmarks import diffprivlib_models as bench
+    from benchmarks.harness import RunStore, load_runs
 
-    result = diffprivlib_models.main(["--quick", "--out", str(tmp_path)])
-    (row,) = result["tasks"]
-    assert row["n_seeds"] == 2 and 0 <= row["tuned"] <= 1
-    for key in ("untuned", "untuned_whole"):
-        assert row[f"gain_over_{key}"] == pytest.approx(100 * (row["tuned"] - row[key]))
-    # a training record: 3 fits and the refit; a validation record: the choice and the refit
-    fit, choice = diffprivlib_models.EPS_FIT, diffprivlib_models.EPS_CHOICE
-    assert row["end_to_end_epsilon"] == pytest.approx(max(4 * fit, choice + fit))
-    assert row["protects"].startswith("each record of the data, training and validation")
+    result = bench.main(["--quick", "--out", str(tmp_path)])
+    rows = result["rows"]
+    assert {r["task"] for r in rows} == {"logistic/phoneme", "random_forest/penbased"}
+    for row in rows:
+        assert row["n_seeds"] == 2 and row["epsilon"] == 1.0
+        for mode in bench.MODES:
+            assert 0 <= row[mode]["accuracy"] <= 100
+        for mode in bench.MODES[1:]:  # paired by seed, in points
+            assert row[mode]["minus_untuned_whole"] == pytest.approx(
+                row[mode]["accuracy"] - row["untuned_whole"]["accuracy"]
+            )
+        for mode in bench.PRIVATE_MODES:  # the totals hold
+            assert row[mode]["max_epsilon"] <= 1.0 + 1e-9
+    runs = load_runs(RunStore(tmp_path / "quick", "diffprivlib_models"))
+    private = [r for r in runs if r["kind"] == "private"]
+    assert len(private) == 4 and len([r for r in runs if r["kind"] == "exact"]) == 4
+    for r in private:
+        modes = r["modes"]
+        assert set(modes) == set(bench.PRIVATE_MODES)
+        assert all(m["delta"] <= bench.DELTA * (1 + 1e-9) for m in modes.values())
+        # composed: the untuned model, 2 candidates and the refit at eps / 4 each
+        assert modes["composed"]["epsilon_per_fit"] == pytest.approx(0.25)
+        assert modes["composed"]["epsilon"] == pytest.approx(1.0)
+        # the default: a third to the selection, the rest to the refit; without a refit, all
+        assert modes["auto"]["refit_epsilon"] == pytest.approx(2 / 3)
+        assert modes["auto_own"]["refit_epsilon"] == 0.0
+        assert modes["auto_own"]["selection_epsilon"] <= 1.0 + 1e-9
+        assert modes["share_0.2"]["refit_epsilon"] == pytest.approx(0.8)
+        # subsampled: the selection's epsilon amplified to its share
+        sub = modes["subsampled"]
+        assert sub["selection_epsilon"] <= 1 / 3 + 1e-9 and sub["n_select"] < r["n_tune"]
+    assert "## Targets" in (tmp_path / "quick" / "diffprivlib_models.md").read_text()
     assert (tmp_path / "quick" / "diffprivlib_models.png").stat().st_size > 0
+
+
+def test_the_benchmarks_variants_reproduce_the_search_at_its_defaults():
+    # select_private_model and the refit by hand, at a third and the geometric law, are the
+    # search's "auto": the variants differ from it in the one setting they name
+    from benchmarks import diffprivlib_models as bench
+    from privtune.private_models import SELECTION_SHARE
+
+    task, seed = "naive_bayes/penbased", 3
+    X_tune, X_test_, y_tune, y_test_ = bench.split(task, seed, 1200)
+    search = PrivateBOSearchCV(
+        bench.dp_model(task, 1.0, random_state=seed),  # the same noise in both
+        bench.space(task),
+        privacy_unit="record",
+        privacy_budget=(1.0, bench.DELTA),
+        estimator_epsilon="auto",
+        n_iter=4,
+        random_state=seed,
+        noise_random_state=bench.NOISE_SEED + seed,
+    ).fit(X_tune, y_tune)
+    model, cost = bench.select_and_refit(
+        task,
+        1.0,
+        seed,
+        X_tune,
+        y_tune,
+        share=SELECTION_SHARE,
+        distribution="geometric",
+        n_iter=4,
+        random_state=seed,
+    )
+    assert cost["params"] == search.best_params_
+    assert cost["epsilon"] == pytest.approx(search.privacy_report_["epsilon"])
+    assert model.score(X_test_, y_test_) == search.best_estimator_.score(X_test_, y_test_)
+    # Poisson subsampling: the inverse of the amplification
+    assert bench.amplified(bench.unamplified(0.4, 0.2), 0.2) == pytest.approx(0.4)
 
 
 def test_every_record_by_one_total_sets_the_models_epsilon_and_keeps_its_own_model():

@@ -368,3 +368,25 @@ def test_an_empirical_audit_keeps_the_selection_within_its_total(exact):
         assert worst > 1.0
     else:
         assert worst <= 1.0
+
+
+def test_a_budget_that_resolves_nothing_is_said_before_any_record_is_read():
+    from privtune import PrivateSelectionSearchCV
+    from privtune.privacy.selection import SelectionPlan
+    from privtune.private_models import selection_resolution
+
+    plan = SelectionPlan.from_args(10, "geometric", None, (0.3, 1e-6), base="private")
+    shortfall, advice = selection_resolution(plan, 240, (0.0, 1.0))
+    assert shortfall > 0.01 and "n_val=240" in advice and "When not to tune" in advice
+    wide = SelectionPlan.from_args(10, "geometric", None, (30.0, 1e-6), base="private")
+    assert selection_resolution(wide, 10_000, (0.0, 1.0))[1] is None
+    search = PrivateSelectionSearchCV(
+        NoisyCentroids(random_state=0),
+        {"shrink": (0.01, 10.0, "log-uniform")},
+        privacy_unit="record",
+        privacy_budget=(0.3, 1e-6),
+        estimator_epsilon="auto",
+        n_iter=10,
+    )
+    with pytest.warns(UserWarning, match="best released score can fall"):
+        search.fit(X, y)
