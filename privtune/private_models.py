@@ -105,8 +105,8 @@ def selection_resolution(
         "value_range) below the best candidate's in expectation, before the noise of each "
         "candidate's own fit: closer candidates are not told apart. More validation records "
         "or a larger budget resolve more; where the defaults are sound, one fit of the "
-        'untuned model at the whole epsilon may do better (docs/privacy.md, "When not to '
-        'tune").'
+        "untuned model at the whole epsilon may do better "
+        '(docs/privacy.md, "End to end: every record, with a differentially private estimator").'
     )
 
 

@@ -377,7 +377,7 @@ def test_a_budget_that_resolves_nothing_is_said_before_any_record_is_read():
 
     plan = SelectionPlan.from_args(10, "geometric", None, (0.3, 1e-6), base="private")
     shortfall, advice = selection_resolution(plan, 240, (0.0, 1.0))
-    assert shortfall > 0.01 and "n_val=240" in advice and "When not to tune" in advice
+    assert shortfall > 0.01 and "n_val=240" in advice and "one fit of the untuned model" in advice
     wide = SelectionPlan.from_args(10, "geometric", None, (30.0, 1e-6), base="private")
     assert selection_resolution(wide, 10_000, (0.0, 1.0))[1] is None
     search = PrivateSelectionSearchCV(
