@@ -259,6 +259,13 @@ SHAPES = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
 BASES = ("laplace", "private")
 
 
+def check_base(base: str) -> str:
+    """``base``, one of :data:`BASES`, or a ``ValueError`` naming what is allowed."""
+    if base not in BASES:
+        raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+    return base
+
+
 def private_candidate_event(epsilon0: float) -> Any:
     """The dp-accounting event that accounts for any ``epsilon0``-DP candidate: binary
     randomized response at ``epsilon0``.
@@ -337,8 +344,7 @@ class RepeatDistribution:
         from dp_accounting import LaplaceDpEvent
         from dp_accounting.dp_event import RepeatAndSelectDpEvent
 
-        if base not in BASES:
-            raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+        check_base(base)
         inner = (
             LaplaceDpEvent(1.0 / epsilon0)
             if base == "laplace"
@@ -441,8 +447,7 @@ def selection_epsilon(
     """
     epsilon0 = check_float("epsilon0", epsilon0, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    if base not in BASES:
-        raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+    check_base(base)
     return _selection_epsilon(
         epsilon0, distribution.mean, distribution.shape, delta, bool(baseline), base
     )
@@ -507,8 +512,7 @@ def selection_per_candidate_epsilon(
     """
     epsilon = check_float("epsilon", epsilon, low=0.0)
     delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
-    if base not in BASES:
-        raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+    check_base(base)
     return _per_candidate(
         epsilon, delta, distribution.mean, distribution.shape, bool(baseline), base
     )

@@ -47,10 +47,10 @@ from scipy import optimize
 from .._checks import check_float, check_seed
 from ..acquisition import baseline_level
 from .composition import (
-    BASES,
     SHAPES,
     RepeatDistribution,
     _name,
+    check_base,
     selection_epsilon,
     selection_per_candidate_epsilon,
 )
@@ -152,8 +152,7 @@ class SelectionPlan:
         """The plan of ``epsilon`` (each candidate's; the cost stated at ``delta``, default
         1e-6) or ``privacy_budget`` (the whole publication's ``(epsilon, delta)``), one."""
         dist = RepeatDistribution(mean, distribution)
-        if base not in BASES:
-            raise ValueError(f"base must be one of {BASES}, got {base!r}.")
+        check_base(base)
         if (epsilon is None) == (privacy_budget is None):
             raise ValueError(
                 "Private selection takes epsilon (each candidate's) or privacy_budget=(epsilon, "
