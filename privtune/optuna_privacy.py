@@ -772,6 +772,7 @@ class StudyPrivacy:
         if params is None:  # the untuned estimator: its own values stand for it
             own = objective.untuned.get_params(deep=True)
             params = {n: v for n, v in own.items() if "__" not in n and not callable(v)}
+        assert self.plan.unit is not None  # bound to the objective's validation records
         report = out.report(self.plan.unit, refit_epsilon)
         report["budget_epsilon"], report["budget_delta"] = budget
         report["picked"] = "the untuned configuration" if out.untuned else "a tuned configuration"

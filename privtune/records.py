@@ -331,6 +331,8 @@ class RecordObjective:
         self.unit: PrivacyUnit = PrivacyUnit.record(self.n_val)
         self.cv: int = check_int("cv", cv, minimum=2)
         self.untuned: Any = untuned
+        #: With ``estimator_epsilon="auto"``, after the selection: the deployed model.
+        self.model_: Any = None
         self.estimator_epsilon = estimator_epsilon
         #: The estimator's own guarantee per fit, ``(epsilon, delta)``, or ``None``.
         self.fit_guarantee: tuple[float, float] | None = None

@@ -611,7 +611,11 @@ class _ChoiceSearch(_PrivateSearchCV):
     :class:`~privtune.privacy.selection.Selector` for repeat-and-select). A subclass gives
     ``_choice`` (the settings) and ``_fixed_candidates``."""
 
-    _chooses = True  # PrivateBOSearchCV chooses with publish="best" only
+    @property
+    def _chooses(self) -> bool:
+        """Whether the search publishes one private choice (PrivateBOSearchCV: with
+        ``publish="best"`` only)."""
+        return True
 
     @property
     def _choice(self) -> _ChoiceSettings:
@@ -674,8 +678,8 @@ class _ChoiceSearch(_PrivateSearchCV):
         from sklearn.utils import _safe_indexing
 
         f = self._fit
-        assert f.record is not None and f.metric is not None and f.selection is not None
-        assert f.privacy.privacy_budget is not None
+        assert f.record is not None and f.metric is not None
+        assert isinstance(f.selection, SelectionPlan) and f.privacy.privacy_budget is not None
         train, val = f.record[0]
         space, name = f.space, type(self).__name__
         selection, refit_epsilon = split_budget(f.privacy.privacy_budget, bool(self.refit))
