@@ -65,6 +65,10 @@ def test_the_privacy_settings_are_validated_by_the_plan_alone():
         # plan from the plan itself, repeat-and-select's in the search
         ("plan.py", "PrivacyPlan.one_shot_plan"),
         ("sklearn.py", "_ChoiceSearch._plan_privacy"),
+        # the selection among privately trained models: the engine function's own budget
+        # (the plan's, checked, from both doors), and the Optuna door's resolution preview
+        ("private_models.py", "select_private_model"),
+        ("optuna_privacy.py", "StudyPrivacy.select_models"),
     }
 
 
