@@ -34,9 +34,9 @@ epsilon and a refit of the pick on every record the rest, the two composed (basi
 composition: the selection's ``(epsilon, delta)`` plus the refit's pure epsilon).
 
 The estimator's own epsilon is set here: every parameter named ``epsilon`` in it
-(:func:`epsilon_parameters`; a pipeline of diffprivlib steps has one per step, and they
-share ``epsilon0`` equally, their fits composing in sequence). Both doors, the scikit-learn
-search and the Optuna objective, call :func:`select_private_model`.
+(:func:`privtune.records.epsilon_parameters`; a pipeline of diffprivlib steps has one per
+step, and they share ``epsilon0`` equally, their fits composing in sequence). Both doors, the
+scikit-learn search and the Optuna objective, call :func:`select_private_model`.
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ from ._checks import check_seed
 from .privacy.errors import PrivacyError
 from .privacy.selection import SelectionPlan, Selector
 from .privacy.units import PrivacyUnit, describe_guarantee
-from .records import RecordMetric, check_public_bounds
+from .records import RecordMetric, check_public_bounds, epsilon_parameters
 
 __all__ = [
+    "REFIT_FIT",
     "SELECTION_SHARE",
     "PrivateModel",
     "at_epsilon",
-    "epsilon_parameters",
     "select_private_model",
     "selection_resolution",
     "split_budget",
@@ -123,17 +123,24 @@ def split_budget(
     return (epsilon * SELECTION_SHARE, delta), epsilon * (1.0 - SELECTION_SHARE)
 
 
-def epsilon_parameters(estimator: Any) -> tuple[str, ...]:
-    """The parameters of ``estimator`` that set its own epsilon: ``epsilon``, and
-    ``<step>__epsilon`` for every step of a pipeline or meta-estimator that has one
-    (diffprivlib's models and preprocessors)."""
-    params = estimator.get_params(deep=True)
-    return tuple(n for n in params if n == "epsilon" or n.endswith("__epsilon"))
+#: The tag of the refit's randomness (:func:`at_epsilon`); the untuned baseline is 1 and the
+#: ``i``-th candidate ``i + 2``.
+REFIT_FIT = 0
 
 
-def at_epsilon(estimator: Any, epsilon: float, parameters: Sequence[str]) -> Any:
+def at_epsilon(
+    estimator: Any, epsilon: float, parameters: Sequence[str], fit: int = REFIT_FIT
+) -> Any:
     """A clone of ``estimator`` whose fit is ``epsilon``-DP: ``epsilon`` shared equally by
-    ``parameters`` (the steps' fits compose in sequence, their epsilons add up)."""
+    ``parameters`` (the steps' fits compose in sequence, their epsilons add up).
+
+    Every fit of a selection must draw its own noise: the accounting treats the candidates
+    as independent runs. A ``random_state`` left ``None`` (diffprivlib's default) gives each
+    fit fresh randomness; one set to an integer (or a generator, which ``clone`` copies)
+    would give every clone the same noise, so it is replaced by a seed derived from it and
+    from ``fit``, the fit's tag (:data:`REFIT_FIT`, 1 for the untuned baseline, ``i + 2``
+    for the ``i``-th candidate): reproducible, and different for every fit.
+    """
     from sklearn.base import clone
 
     if not parameters:
@@ -143,7 +150,27 @@ def at_epsilon(estimator: Any, epsilon: float, parameters: Sequence[str]) -> Any
             "estimator."
         )
     share = float(epsilon) / len(parameters)
-    return clone(estimator).set_params(**dict.fromkeys(parameters, share))
+    model = clone(estimator).set_params(**dict.fromkeys(parameters, share))
+    return model.set_params(**_own_seeds(model, fit))
+
+
+def _own_seeds(model: Any, fit: int) -> dict[str, int]:
+    """The ``random_state`` parameters of ``model`` that are set, each replaced by a seed of
+    its own for the fit tagged ``fit`` (:func:`at_epsilon`)."""
+    seeds = {}
+    params = model.get_params(deep=True)
+    for i, (name, value) in enumerate(sorted(params.items())):
+        if not (name == "random_state" or name.endswith("__random_state")) or value is None:
+            continue
+        if isinstance(value, np.random.Generator):
+            entropy = int(value.integers(2**32))
+        elif isinstance(value, np.random.RandomState):
+            entropy = int(value.randint(2**32 - 1))
+        else:
+            entropy = int(value)
+        sequence = np.random.SeedSequence(entropy, spawn_key=(fit, i))
+        seeds[name] = int(sequence.generate_state(1)[0])
+    return seeds
 
 
 @dataclass(frozen=True)
@@ -245,12 +272,13 @@ def select_private_model(
         How the untuned estimator takes part (module docstring); ``None``: it does not.
     parameters : sequence of str, optional
         The parameters that set the estimator's own epsilon (default:
-        :func:`epsilon_parameters`).
+        :func:`privtune.records.epsilon_parameters`).
     seed : int, optional
         Seed of ``K`` and of the configurations.
     noise_seed : int, optional
         Seed of the score releases' noise (experiments only; a fit's own noise is the
-        estimator's, seeded by its ``random_state`` if it has one).
+        estimator's: fresh with ``random_state=None``, else seeded by a seed derived from its
+        ``random_state`` and the fit, different for every fit; :func:`at_epsilon`).
 
     Returns
     -------
@@ -280,10 +308,10 @@ def select_private_model(
         competitors=plan.distribution.mean,
     )
 
-    def fit_and_score(params: dict[str, Any] | None) -> tuple[Any, float]:
+    def fit_and_score(params: dict[str, Any] | None, fit: int) -> tuple[Any, float]:
         base = make(params)
         names = epsilon_parameters(base) if parameters is None else tuple(parameters)
-        model = at_epsilon(base, epsilon0, names)
+        model = at_epsilon(base, epsilon0, names, fit)  # each fit its own noise
         check_public_bounds(model)  # before its fit reads anything
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # their text may depend on the records
@@ -295,12 +323,12 @@ def select_private_model(
 
     untuned_model = None
     if untuned == "baseline":
-        untuned_model, raw = fit_and_score(None)
+        untuned_model, raw = fit_and_score(None, 1)
         selector.offer_baseline(raw)
     picked: tuple[dict[str, Any] | None, Any] | None = None
     best_index = None
     for i, params in enumerate(configurations):
-        model, raw = fit_and_score(params)
+        model, raw = fit_and_score(params, i + 2)
         selector.offer(raw)
         if selector.leader == i:  # only the leading candidate's model is kept in memory
             picked, best_index = (params, model), i

@@ -49,7 +49,9 @@ __all__ = [
     "RECORD_METRICS",
     "RecordMetric",
     "RecordObjective",
+    "check_declared_epsilon",
     "check_public_bounds",
+    "epsilon_parameters",
     "fold_score",
     "holdout_split",
     "record_metric",
@@ -269,8 +271,9 @@ class RecordObjective:
         each fit's guarantee (``epsilon``-DP, or ``(epsilon, delta)``-DP, in the training
         records), which the sampler under the record unit refuses: its trials store exact
         scores of the training records. privtune cannot check the estimator's claim, except
-        that a diffprivlib model must not read its bounds from the data
-        (:func:`check_public_bounds`, before each fit).
+        that its own ``epsilon`` must not exceed the number (:func:`check_declared_epsilon`)
+        and that a diffprivlib model must not read its bounds from the data
+        (:func:`check_public_bounds`), both before each fit.
     refit : bool, default=True
         With ``estimator_epsilon="auto"``: refit the pick on every record with two thirds of
         the budget (:func:`privtune.private_models.split_budget`), or keep its own model.
@@ -402,8 +405,9 @@ class RecordObjective:
         return estimator
 
     def _check_bounds(self, estimator: Any) -> None:
-        if self.fit_guarantee is not None:
-            check_public_bounds(estimator)  # before the fit reads anything
+        if self.fit_guarantee is not None:  # before the fit reads anything
+            check_declared_epsilon(estimator, self.fit_guarantee[0])
+            check_public_bounds(estimator)
 
 
 #: The folds of the training records that score a proposal under the record unit.
@@ -553,6 +557,71 @@ def holdout_split(
             "among the training ones, and at least one validation record."
         )
     return [(train, test)]
+
+
+def epsilon_parameters(estimator: Any) -> tuple[str, ...]:
+    """The parameters of ``estimator`` that set its own epsilon: ``epsilon``, and
+    ``<step>__epsilon`` for every step of a pipeline or meta-estimator that has one
+    (diffprivlib's models and preprocessors; any estimator whose fit is ``epsilon``-DP can
+    take part by naming its parameter ``epsilon``)."""
+    if not hasattr(estimator, "get_params"):
+        return ()
+    params = estimator.get_params(deep=True)
+    return tuple(n for n in params if n == "epsilon" or n.endswith("__epsilon"))
+
+
+def check_declared_epsilon(estimator: Any, declared: float, tuned: Any = ()) -> None:
+    """Refuse, before any fit, an ``estimator_epsilon`` below the estimator's own epsilon.
+
+    The end-to-end guarantee is computed from ``estimator_epsilon``, the guarantee of one fit
+    the user declares; the estimator's fit is as private as its own ``epsilon`` parameters
+    say (:func:`epsilon_parameters`; a pipeline's steps fit in sequence, so theirs add up). A
+    declaration below that sum would state a guarantee the fits do not have, so the search
+    fails closed; one above it states a weaker guarantee than the fits have, which is true.
+    The space may not tune an ``epsilon`` parameter: each fit's guarantee would then depend
+    on the configuration.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator the search tunes (or one candidate of it).
+    declared : float
+        ``estimator_epsilon``'s epsilon.
+    tuned : iterable of str
+        The names of the parameters the space sets.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameters, their epsilon and the declared one.
+    """
+    names = epsilon_parameters(estimator)
+    in_space = sorted(set(tuned) & set(names))
+    if in_space:
+        raise ValueError(
+            f"estimator_epsilon: the space tunes {', '.join(in_space)}, the estimator's own "
+            "epsilon, so one fit's guarantee would depend on the configuration. Set it on the "
+            "estimator (at most estimator_epsilon) and leave it out of the space, or use "
+            "estimator_epsilon='auto', which sets it from the total budget."
+        )
+    params = estimator.get_params(deep=True) if names else {}
+    values = {n: params[n] for n in names}
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values.values()):
+        raise ValueError(
+            f"estimator_epsilon: the estimator's own epsilon must be a number to be checked "
+            f"against the declared guarantee, got {values!r}."
+        )
+    own = float(sum(values.values()))
+    if own > float(declared) * (1.0 + 1e-9):
+        listed = ", ".join(f"{n}={v:g}" for n, v in values.items())
+        if len(values) > 1:
+            listed += ": the steps' fits add up"
+        raise ValueError(
+            f"estimator_epsilon={float(declared):g} declares each fit {float(declared):g}-DP, "
+            f"but the estimator's own epsilon is {own:g} ({listed}): "
+            "the stated end-to-end guarantee would be false. Set estimator_epsilon to at least "
+            f"{own:g}, or the estimator's epsilon to at most {float(declared):g}."
+        )
 
 
 #: The parameters of diffprivlib's models that, left ``None``, are read from the data at fit

@@ -69,7 +69,6 @@ from .privacy.withhold import clean, outgoing
 from .private_models import (
     PrivateModel,
     at_epsilon,
-    epsilon_parameters,
     select_private_model,
     selection_resolution,
     split_budget,
@@ -78,7 +77,9 @@ from .record_choice import Proposals, Shortlist, choose, shortlist
 from .records import (
     TRAINING_FOLDS,
     RecordMetric,
+    check_declared_epsilon,
     check_public_bounds,
+    epsilon_parameters,
     holdout_split,
     record_metric,
     training_proposals,
@@ -342,8 +343,8 @@ class _PrivateSearchCV(BaseSearchCV):
                 )
             if self._every_record:
                 self._check_every_record(privacy)
-            else:
-                self._fit_guarantee()  # checked before any fit
+            else:  # checked before any fit
+                check_declared_epsilon(self.estimator, self._fit_guarantee()[0], space.names)
             check_public_bounds(self.estimator, space.names)
         if privacy.unit_kind == "record":
             f.metric = record_metric(self.scoring, self.estimator, privacy.value_range)
@@ -1110,7 +1111,7 @@ default="auto"
         itself. ``"auto"``: every record of the data, training and validation, gets
         ``privacy_budget=(epsilon, delta)`` and nothing else is asked; the search sets the
         estimator's own ``epsilon`` (every parameter named so, shared by a pipeline's steps:
-        :func:`privtune.private_models.epsilon_parameters`) and makes one private selection
+        :func:`privtune.records.epsilon_parameters`) and makes one private selection
         among privately trained models (:func:`privtune.private_models.select_private_model`:
         a random number of candidates of mean ``n_iter``, each fitted and scored at the
         per-candidate epsilon, accounted once for every record). With ``refit`` the
@@ -1124,7 +1125,9 @@ default="auto"
         releases (``privacy_report_["end_to_end"]``, by
         :func:`privtune.privacy.composition.end_to_end`; the refit counts as one more fit).
         Either way the hold-out split is not stratified (a stratified one depends on the
-        labels). privtune cannot check the estimator's claim.
+        labels). privtune cannot check the estimator's claim; it refuses, before any fit, a
+        number below the estimator's own ``epsilon`` parameters (their sum for a pipeline's
+        steps; :func:`privtune.records.check_declared_epsilon`) and a space that tunes one.
 
     Attributes
     ----------

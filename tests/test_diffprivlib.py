@@ -117,6 +117,14 @@ def test_a_record_objective_refuses_bounds_read_from_the_data_before_the_fit():
     assert 0.0 <= objective(None) <= 1.0
 
 
+def test_a_declared_epsilon_below_the_models_own_is_refused_before_any_fit():
+    # diffprivlib's default epsilon is 1: declaring each fit 0.3-DP would understate the
+    # training records' cost three-fold in the end-to-end report.
+    search = _search().set_params(estimator=LogisticRegression(data_norm=DATA_NORM))
+    with pytest.raises(ValueError, match=r"but the estimator's own epsilon is 1 \(epsilon=1\)"):
+        search.fit(X_tune, y_tune)
+
+
 def test_privacy_leak_warnings_reach_the_user_under_privacy():
     # Without estimator_epsilon the training records are not protected and the search runs;
     # the fits' other warnings are silenced (they may quote scores), diffprivlib's fixed text

@@ -16,8 +16,8 @@ from sklearn.pipeline import Pipeline
 
 from privtune.privacy.composition import RepeatDistribution, selection_epsilon
 from privtune.privacy.units import PrivacyUnit
-from privtune.private_models import at_epsilon, epsilon_parameters, select_private_model
-from privtune.records import record_metric
+from privtune.private_models import REFIT_FIT, at_epsilon, select_private_model
+from privtune.records import check_declared_epsilon, epsilon_parameters, record_metric
 
 
 class NoisyCentroids(ClassifierMixin, BaseEstimator):
@@ -62,6 +62,87 @@ def test_the_estimators_own_epsilon_is_found_and_shared_by_its_steps():
     assert shared.get_params()["a__epsilon"] == shared.get_params()["b__epsilon"] == 0.5
     with pytest.raises(ValueError, match="no parameter that sets its own epsilon"):
         at_epsilon(NoisyCentroids(), 1.0, ())
+
+
+#: The random_state of every fit NoisyCentroidsSeen made (reset by each test that reads it).
+SEEN: list = []
+
+
+class NoisyCentroidsSeen(NoisyCentroids):
+    """NoisyCentroids that records the random_state of each of its fits."""
+
+    def fit(self, X, y):
+        SEEN.append(self.random_state)
+        return super().fit(X, y)
+
+
+def test_every_fit_of_a_selection_draws_its_own_noise():
+    # An integer random_state, copied by clone, would give every candidate and the refit the
+    # same noise, where the accounting treats them as independent runs: each fit gets a seed
+    # derived from it and from the fit, reproducibly.
+    def run():
+        SEEN.clear()
+        out = select_private_model(
+            NoisyCentroidsSeen(random_state=7),
+            _sample,
+            *SPLIT,
+            ACCURACY,
+            privacy_budget=(1.0, 1e-6),
+            mean=8,
+            distribution="geometric",
+            untuned="baseline",
+            seed=0,  # K = 6
+        )
+        return out, list(SEEN)
+
+    out, seen = run()
+    assert len(seen) == out.n_candidates + 1 >= 3  # the baseline and every candidate
+    assert len(set(seen)) == len(seen) and 7 not in seen
+    assert run()[1] == seen  # reproducible from the estimator's own random_state
+    refit = at_epsilon(NoisyCentroids(random_state=7), 1.0, ("epsilon",))
+    assert (
+        refit.random_state not in seen
+        and refit.random_state
+        == at_epsilon(NoisyCentroids(random_state=7), 1.0, ("epsilon",), REFIT_FIT).random_state
+    )
+    # None stays None (fresh randomness at each fit); a generator is copied by clone, so its
+    # fits are told apart the same way; a pipeline's steps get different seeds
+    assert at_epsilon(NoisyCentroids(), 1.0, ("epsilon",), 5).random_state is None
+    state = np.random.RandomState(0)
+    a, b = (at_epsilon(NoisyCentroids(random_state=state), 1.0, ("epsilon",), f) for f in (2, 3))
+    assert isinstance(a.random_state, int) and a.random_state != b.random_state
+    pipe = Pipeline([("a", NoisyCentroids(random_state=1)), ("b", NoisyCentroids(random_state=1))])
+    params = at_epsilon(pipe, 1.0, epsilon_parameters(pipe), 2).get_params()
+    assert params["a__random_state"] != params["b__random_state"]
+
+
+def test_a_declared_epsilon_below_the_estimators_own_is_refused_before_any_fit():
+    from privtune import PrivateBOSearchCV, RecordObjective
+
+    check_declared_epsilon(NoisyCentroids(epsilon=0.5), 0.5)  # equal: true
+    check_declared_epsilon(NoisyCentroids(epsilon=0.5), 1.0)  # above: a weaker, true claim
+    pipe = Pipeline([("a", NoisyCentroids(epsilon=0.3)), ("b", NoisyCentroids(epsilon=0.3))])
+    with pytest.raises(ValueError, match=r"own epsilon is 0\.6 \(a__epsilon=0\.3, b__epsilon"):
+        check_declared_epsilon(pipe, 0.5)  # the steps add up
+    SEEN.clear()
+    search = PrivateBOSearchCV(
+        NoisyCentroidsSeen(epsilon=5.0),
+        {"shrink": (0.01, 10.0, "log-uniform")},
+        privacy_unit="record",
+        privacy_budget=(1.0, 1e-6),
+        estimator_epsilon=0.1,
+        n_iter=3,
+    )
+    with pytest.raises(ValueError, match=r"estimator_epsilon=0\.1 declares each fit 0\.1-DP"):
+        search.fit(X, y)
+    with pytest.raises(ValueError, match="the space tunes epsilon"):
+        search.set_params(space={"epsilon": (0.01, 0.1)}).fit(X, y)
+    objective = RecordObjective(
+        lambda trial: NoisyCentroidsSeen(epsilon=5.0), *SPLIT, estimator_epsilon=0.1
+    )
+    with pytest.raises(ValueError, match=r"declares each fit 0\.1-DP"):
+        objective(None)  # the estimator is built and checked before any fit
+    assert SEEN == []  # refused before any fit
 
 
 @pytest.mark.parametrize("seed", range(3))

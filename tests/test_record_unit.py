@@ -445,7 +445,7 @@ def test_a_differentially_private_estimator_extends_the_guarantee_to_every_recor
     X, y = make_classification(2000, 5, n_informative=3, n_redundant=0, random_state=0)
     X = X / 4
     search = PrivateBOSearchCV(
-        _NoisyMeans(),
+        _NoisyMeans(epsilon=0.05),  # its own epsilon is the one declared
         {"shrink": (0.0, 0.9)},
         publish="scores",
         privacy_unit="record",
@@ -474,7 +474,7 @@ def test_the_default_choice_among_drawn_candidates_is_accounted_end_to_end():
     X, y = make_classification(2000, 5, n_informative=3, n_redundant=0, random_state=0)
     X = X / 4
     search = PrivateBOSearchCV(
-        _NoisyMeans(),
+        _NoisyMeans(epsilon=0.05),  # its own epsilon is the one declared
         {"shrink": (0.0, 0.9)},
         privacy_unit="record",
         privacy_budget=(1.0, 1e-6),
