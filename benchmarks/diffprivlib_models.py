@@ -43,18 +43,24 @@ Modes (test accuracy on the same test records)
       ``N_ITER_COMPOSED + 2`` fits, so ``eps_fit = eps / (N_ITER_COMPOSED + 2)`` and the
       report's end-to-end total is at most ``eps`` (asserted);
     - ``auto``: the default, ``PrivateBOSearchCV(privacy_unit="record", privacy_budget=(eps,
-      DELTA), estimator_epsilon="auto", n_iter=N_ITER, refit=True)``: a private selection among
-      privately trained candidates (a geometric number ``K`` of them, mean ``N_ITER``) with a
-      third of epsilon, the pick refitted on every tuning record with the rest;
-    - ``auto_own``: the same with ``refit=False``: the whole budget to the selection, the pick's
-      own model kept;
-    - ``share_0.2`` and ``share_0.5``: ``auto`` with the selection's share of epsilon 0.2 or
-      0.5 instead of a third (:func:`privtune.private_models.select_private_model` and a refit
-      at :func:`privtune.private_models.at_epsilon`, on the split the search uses:
-      ``holdout_split(est, None, 0.2, seed, X, y, stratify=False)``; with a third this
-      reproduces ``auto`` exactly, which the tests check);
-    - ``logarithmic``: ``auto`` with ``K`` drawn from the logarithmic law instead of the
-      geometric (a third of epsilon to the selection);
+      DELTA), estimator_epsilon="auto", n_iter=N_ITER)``: a private selection among privately
+      trained candidates (a geometric number ``K`` of them, mean ``N_ITER``) with the whole
+      budget, the pick's own model deployed;
+    - ``auto_logarithmic``, ``auto_baseline``, ``auto_n20`` and ``auto_n50``: ``auto`` with
+      ``K`` from the logarithmic law (about two candidates' epsilon instead of three), with
+      the untuned model fitted and released once beside the candidates
+      (``untuned="baseline"``: kept unless a candidate beats it by the selector's margin, one
+      more candidate's cost), or with a mean of ``2 N_ITER`` or ``5 N_ITER`` candidates (the
+      geometric law's cost does not depend on its mean; 50 is the searches' default
+      ``n_iter``, so ``auto_n50`` is the searches' defaults, the targets' mode);
+      :func:`privtune.private_models.select_private_model` on the split the search uses
+      (``holdout_split(est, None, 0.2, seed, X, y, stratify=False)``; with ``N_ITER`` this
+      reproduces ``auto`` exactly, which the tests check), run apart (:func:`run_own`) and
+      merged by seed;
+    - ``refit_0.2``, ``refit_0.33`` and ``refit_0.5``: the selection with a share of epsilon
+      (0.2, a third, 0.5), the pick refitted on every tuning record with the rest at
+      :func:`privtune.private_models.at_epsilon` (the two composed by addition);
+      ``refit_logarithmic``: ``refit_0.33`` with the logarithmic law;
     - ``subsampled`` (after Koskela & Kulkarni, "Practical differentially private
       hyperparameter tuning with subsampling", 2023): the selection (geometric ``K``, mean
       ``N_ITER``) runs on a Poisson subsample of the tuning records (each kept independently
@@ -84,10 +90,10 @@ Modes (test accuracy on the same test records)
 
 The summary gives, per task and epsilon, each mode's mean test accuracy ± SE over seeds, and
 its difference to ``untuned_whole`` paired by seed, in points, with a verdict beyond noise
-(mean beyond two standard errors). The targets (at epsilon 3, and the same at 1): ``auto``
-beats ``untuned_whole`` beyond noise on most tasks where ``exact`` is at least 2 points above
-``untuned_whole``, and is never more than a point below ``untuned_whole`` on any task; held-out
-tasks apart.
+(mean beyond two standard errors). The targets (at epsilon 3, and the same at 1):
+``DEFAULT_MODE`` (the searches' defaults) beats ``untuned_whole`` beyond noise on most tasks
+where non-private tuning gains at least 2 points (``exact`` over ``untuned_exact``), and is
+never more than a point below ``untuned_whole`` on any task; held-out tasks apart.
 
 Usage::
 
@@ -95,8 +101,9 @@ Usage::
     python -m benchmarks.diffprivlib_models summarize
     python -m benchmarks.diffprivlib_models --quick      # smoke run (tests)
 
-One run is a task at one epsilon and one seed (every private mode), or a task's ``exact`` mode
-at one seed; the runs are resumable (``benchmarks/results/diffprivlib_models/runs.jsonl.gz``).
+One run is a task at one epsilon and one seed (every private mode; the ``own_*`` variants in
+a run of their own), or a task's ``exact`` mode at one seed; the runs are resumable
+(``benchmarks/results/diffprivlib_models/runs.jsonl.gz``).
 Needs diffprivlib, which needs scikit-learn below 1.8 (``pip install -e ".[diffprivlib]"``).
 """
 
@@ -119,7 +126,7 @@ from sklearn.model_selection import train_test_split
 from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from privtune import PrivateBOSearchCV
-from privtune.private_models import SELECTION_SHARE, at_epsilon, select_private_model
+from privtune.private_models import at_epsilon, select_private_model
 from privtune.records import holdout_split, record_metric
 from privtune.space import as_space
 
@@ -153,21 +160,44 @@ PRIVATE_MODES = (
     "untuned_whole",
     "composed",
     "auto",
-    "auto_own",
-    "share_0.2",
-    "share_0.5",
-    "logarithmic",
+    "auto_logarithmic",
+    "auto_baseline",
+    "auto_n20",
+    "auto_n50",
+    "refit_0.2",
+    "refit_0.33",
+    "refit_0.5",
+    "refit_logarithmic",
     "subsampled",
 )
 MODES = (*PRIVATE_MODES, "exact", "untuned_exact")
-#: The variants of ``auto`` that select_private_model measures: (selection share, law of K,
-#: Poisson subsampling rate or None).
+#: The mode the targets are checked on: the searches' defaults (``n_iter=50``).
+DEFAULT_MODE = "auto_n50"
+#: The modes the plot draws (the tables have them all).
+PLOT_MODES = ("untuned_whole", "composed", "auto", DEFAULT_MODE, "refit_0.33", "subsampled")
+#: The selection's share of epsilon when the pick is refitted (``refit_0.33``, ``subsampled``).
+REFIT_SHARE = 1.0 / 3.0
+#: The modes that refit the pick with the rest of the budget: (the selection's share of
+#: epsilon, law of K, Poisson subsampling rate or None).
 VARIANTS = {
-    "share_0.2": (0.2, "geometric", None),
-    "share_0.5": (0.5, "geometric", None),
-    "logarithmic": (SELECTION_SHARE, "logarithmic", None),
-    "subsampled": (SELECTION_SHARE, "geometric", SUBSAMPLE_RATE),
+    "refit_0.2": (0.2, "geometric", None),
+    "refit_0.33": (REFIT_SHARE, "geometric", None),
+    "refit_0.5": (0.5, "geometric", None),
+    "refit_logarithmic": (REFIT_SHARE, "logarithmic", None),
+    "subsampled": (REFIT_SHARE, "geometric", SUBSAMPLE_RATE),
 }
+#: The variants of ``auto`` (the pick's own model, the whole budget to the selection),
+#: measured in runs of their own, by group (``*-<group>-*``): (law of K, its mean in
+#: multiples of ``--n-iter``, how the untuned model takes part).
+OWN_RUNS = {
+    "own": {
+        "auto_logarithmic": ("logarithmic", 1, "candidate"),
+        "auto_baseline": ("geometric", 1, "baseline"),
+        "auto_n20": ("geometric", 2, "candidate"),
+    },
+    "own50": {"auto_n50": ("geometric", 5, "candidate")},
+}
+OWN_VARIANTS = {m: v for group in OWN_RUNS.values() for m, v in group.items()}
 LOG = "log-uniform"
 #: The targets' thresholds, in points: exact tuning's gain that makes a task tunable, and the
 #: largest loss of the default allowed on any task.
@@ -304,11 +334,13 @@ def select_and_refit(
     n_iter: int,
     subsample: float | None = None,
     random_state: int | None = None,
+    untuned: str = "candidate",
 ) -> tuple[Any, dict]:
     """``auto`` by hand: :func:`~privtune.private_models.select_private_model` with ``share``
     of ``epsilon`` (on a Poisson subsample of rate ``subsample`` if given, at the epsilon it
-    amplifies to that share), then the pick refitted on every record with the rest. Returns
-    the refitted model and what it cost."""
+    amplifies to that share), then the pick refitted on every record with the rest (with
+    ``share=1``, the pick's own model, as ``auto``). Returns the model and what it
+    cost."""
     estimator = dp_model(task, 1.0, random_state)
     refit_epsilon = epsilon * (1.0 - share)
     budget = (epsilon * share, DELTA)
@@ -330,7 +362,7 @@ def select_and_refit(
         privacy_budget=budget,
         mean=n_iter,
         distribution=distribution,
-        untuned="candidate",
+        untuned=untuned,
         seed=seed,
         noise_seed=NOISE_SEED + seed,
     )
@@ -340,8 +372,11 @@ def select_and_refit(
     delta = out.plan.delta
     if subsample is not None:
         selection, delta = amplified(selection, subsample), delta * subsample
-    model = at_epsilon(estimator, refit_epsilon, out.parameters).set_params(**(out.params or {}))
-    model.fit(X, y)
+    if share == 1.0:
+        model = out.model
+    else:
+        model = at_epsilon(estimator, refit_epsilon, out.parameters)
+        model.set_params(**(out.params or {})).fit(X, y)
     cost = {
         "epsilon": selection + refit_epsilon,
         "delta": delta,
@@ -359,6 +394,48 @@ def _params(params: dict | None) -> dict | None:
     return None if params is None else {k: repr(v) for k, v in params.items()}
 
 
+def run_own(
+    task: str, epsilon: float, seed: int, n_iter: int, n_records: int | None, group: str
+) -> dict:
+    """One seed of ``task`` at a total ``epsilon``: the variants of ``auto`` of
+    ``OWN_RUNS[group]``, on the test records of :func:`run_private`."""
+    X, X_test, y, y_test = split(task, seed, n_records)
+    modes: dict[str, dict] = {}
+    for mode, (law, times, untuned) in OWN_RUNS[group].items():
+        mean = times * n_iter
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy's deprecations inside diffprivlib
+            model, cost = select_and_refit(
+                task,
+                epsilon,
+                seed,
+                X,
+                y,
+                share=1.0,
+                distribution=law,
+                n_iter=mean,
+                untuned=untuned,
+            )
+            accuracy = float(model.score(X_test, y_test))
+        _check_spent(task, mode, cost, epsilon)
+        cost["params"] = _params(cost.get("params"))
+        modes[mode] = {"accuracy": accuracy, **cost, "seconds": time.perf_counter() - t0}
+    return {
+        "kind": group,
+        "task": task,
+        "epsilon": epsilon,
+        "seed": seed,
+        "modes": modes,
+        "seconds": sum(m["seconds"] for m in modes.values()),
+    }
+
+
+def _check_spent(task: str, mode: str, cost: dict, epsilon: float) -> None:
+    if cost["epsilon"] > epsilon + 1e-9 or cost["delta"] > DELTA * (1 + 1e-9):
+        raise AssertionError(f"{task} {mode}: {cost} spends more than ({epsilon}, {DELTA})")
+
+
 def run_private(
     task: str,
     epsilon: float,
@@ -367,8 +444,8 @@ def run_private(
     n_iter_composed: int,
     n_records: int | None,
 ) -> dict:
-    """One seed of ``task`` at a total ``epsilon`` for every record: every private mode, on
-    the same test records."""
+    """One seed of ``task`` at a total ``epsilon`` for every record: every private mode but
+    ``OWN_VARIANTS`` (:func:`run_own`), on the same test records."""
     X, X_test, y, y_test = split(task, seed, n_records)
     modes: dict[str, dict] = {}
 
@@ -378,8 +455,7 @@ def run_private(
             warnings.simplefilter("ignore")  # scipy's deprecations inside diffprivlib
             model, cost = compute()
             accuracy = float(model.score(X_test, y_test))
-        if cost["epsilon"] > epsilon + 1e-9 or cost["delta"] > DELTA * (1 + 1e-9):
-            raise AssertionError(f"{task} {mode}: {cost} spends more than ({epsilon}, {DELTA})")
+        _check_spent(task, mode, cost, epsilon)
         cost["params"] = _params(cost.get("params"))
         modes[mode] = {"accuracy": accuracy, **cost, "seconds": time.perf_counter() - t0}
 
@@ -416,23 +492,21 @@ def run_private(
         }
         return s.best_estimator_, cost
 
-    def auto(refit: bool) -> tuple[Any, dict]:
+    def auto() -> tuple[Any, dict]:
         s = search(  # the search sets the model's own epsilon
             1.0,
             privacy_budget=(epsilon, DELTA),
             estimator_epsilon="auto",
             n_iter=n_iter,
-            refit=refit,
         )
         report = s.privacy_report_
-        own = report.get("refit_epsilon") or report["fit_epsilon"]
-        if not math.isclose(s.best_estimator_.epsilon, own):
-            raise AssertionError(f"{task} auto: the model's epsilon is not {own}")
+        if not math.isclose(s.best_estimator_.epsilon, report["fit_epsilon"]):
+            raise AssertionError(f"{task} auto: the model is not the pick's own")
         cost = {
             "epsilon": report["epsilon"],
             "delta": report["delta"],
-            "selection_epsilon": report["selection_epsilon"],
-            "refit_epsilon": report.get("refit_epsilon", 0.0),
+            "selection_epsilon": report["epsilon"],
+            "refit_epsilon": 0.0,
             "epsilon_per_candidate": report["fit_epsilon"],
             "n_candidates": s.n_candidates_,
             "params": s.best_params_,
@@ -441,8 +515,7 @@ def run_private(
 
     timed("untuned_whole", whole)
     timed("composed", composed)
-    timed("auto", lambda: auto(True))
-    timed("auto_own", lambda: auto(False))
+    timed("auto", auto)
     for mode, (share, law, q) in VARIANTS.items():
         timed(
             mode,
@@ -515,6 +588,8 @@ def _describe(result: dict) -> str:
     if result["kind"] == "exact":
         return f"exact {100 * result['exact']:.1f} ({result['seconds']:.0f} s)"
     modes = result["modes"]
+    if result["kind"] in OWN_RUNS:
+        return ", ".join(f"{m} {100 * v['accuracy']:.1f}" for m, v in modes.items())
     return (
         f"untuned_whole {100 * modes['untuned_whole']['accuracy']:.1f}, "
         f"auto {100 * modes['auto']['accuracy']:.1f} ({result['seconds']:.0f} s)"
@@ -547,6 +622,15 @@ def run(args: argparse.Namespace) -> None:
                         ),
                     )
                 )
+                runs.extend(
+                    (
+                        _name(task, f"eps{eps:g}-{group}", seed),
+                        functools.partial(
+                            run_own, task, eps, seed, args.n_iter, args.n_records, group
+                        ),
+                    )
+                    for group in OWN_RUNS
+                )
     harness.collect_runs(harness.RunStore(args.out, "diffprivlib_models"), runs, _describe)
 
 
@@ -565,6 +649,16 @@ def _rows(runs: list[dict], args: argparse.Namespace) -> list[dict]:
     """One row per task and epsilon: every mode's accuracy and its paired difference to
     ``untuned_whole``, over the seeds that have both the private run and the exact one."""
     exact = {(r["task"], r["seed"]): r for r in runs if r["kind"] == "exact"}
+    own: dict[tuple, dict] = {}  # the variants of auto, merged by task, epsilon and seed
+    for r in runs:
+        if r["kind"] in OWN_RUNS:
+            own.setdefault((r["task"], r["epsilon"], r["seed"]), {}).update(r["modes"])
+    runs = [  # a seed counts when it has every private mode
+        {**r, "modes": {**r["modes"], **own[(r["task"], r["epsilon"], r["seed"])]}}
+        for r in runs
+        if r["kind"] == "private"
+        and set(OWN_VARIANTS) <= set(own.get((r["task"], r["epsilon"], r["seed"]), ()))
+    ]
     rows = []
     for task in args.tasks:
         for eps in args.epsilons:
@@ -588,6 +682,9 @@ def _rows(runs: list[dict], args: argparse.Namespace) -> list[dict]:
                 "n_seeds": len(mine),
                 "seeds": sorted(r["seed"] for r in mine),
             }
+            gain = 100.0 * (acc["exact"] - acc["untuned_exact"])
+            row["nonprivate_gain"] = float(np.mean(gain))
+            row["nonprivate_gain_se"] = harness.standard_error(gain)
             for m in MODES:
                 mean, se = harness.mean_se(100.0 * acc[m])
                 row[m] = {"accuracy": float(mean), "se": None if se is None else float(se)}
@@ -605,31 +702,32 @@ def _rows(runs: list[dict], args: argparse.Namespace) -> list[dict]:
     return rows
 
 
-def _targets(rows: list[dict]) -> dict:
-    """The issue's targets, per epsilon of ``TARGET_EPSILONS`` and per group of data sets:
-    ``auto`` beats ``untuned_whole`` beyond noise on most tasks where ``exact`` is at least
-    ``TUNABLE`` points above it, and is never more than ``MAX_LOSS`` points below it."""
-    out: dict[str, Any] = {}
+def _targets(rows: list[dict], mode: str = DEFAULT_MODE) -> dict:
+    """The targets, per epsilon of ``TARGET_EPSILONS`` and per group of data sets: ``mode``
+    beats ``untuned_whole`` beyond noise on most tasks where non-private tuning gains at
+    least ``TUNABLE`` points (``exact`` over ``untuned_exact``), and is never more than
+    ``MAX_LOSS`` points below it."""
+    out: dict[str, Any] = {"mode": mode}
     for eps in TARGET_EPSILONS:
         for held, group in ((False, "tuning"), (True, "held_out")):
             mine = [r for r in rows if r["epsilon"] == eps and r["held_out"] == held]
             if not mine:
                 continue
-            tunable = [r for r in mine if r["exact"]["minus_untuned_whole"] >= TUNABLE]
-            wins = [r["task"] for r in tunable if r["auto"]["verdict"] == 1]
+            tunable = [r for r in mine if r["nonprivate_gain"] >= TUNABLE]
+            wins = [r["task"] for r in tunable if r[mode]["verdict"] == 1]
             losses = {
-                r["task"]: round(r["auto"]["minus_untuned_whole"], 2)
+                r["task"]: round(r[mode]["minus_untuned_whole"], 2)
                 for r in mine
-                if r["auto"]["minus_untuned_whole"] < -MAX_LOSS
+                if r[mode]["minus_untuned_whole"] < -MAX_LOSS
             }
             out[f"eps{eps:g}_{group}"] = {
                 "tasks": len(mine),
                 "tunable": [r["task"] for r in tunable],
-                "auto_wins_beyond_noise": wins,
+                "wins_beyond_noise": wins,
                 "most_won": len(wins) > len(tunable) / 2 if tunable else None,
-                "auto_more_than_a_point_below": losses,
+                "more_than_a_point_below": losses,
                 "never_a_point_below": not losses,
-                "below_beyond_noise": [r["task"] for r in mine if r["auto"]["verdict"] == -1],
+                "below_beyond_noise": [r["task"] for r in mine if r[mode]["verdict"] == -1],
             }
     return out
 
@@ -661,7 +759,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     runs = [
         r
         for r in harness.load_runs(harness.RunStore(args.out, "diffprivlib_models"))
-        if r.get("kind") in ("private", "exact")
+        if r.get("kind") in ("private", "exact", *OWN_RUNS)
         and r["task"] in args.tasks
         and r["seed"] in args.seeds
     ]
@@ -672,7 +770,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         "n_iter": args.n_iter,
         "n_iter_composed": args.n_iter_composed,
         "subsample_rate": SUBSAMPLE_RATE,
-        "selection_share": SELECTION_SHARE,
+        "refit_share": REFIT_SHARE,
         "held_out": list(HELD_OUT),
         "n_runs": len(runs),
         "targets": _targets(rows),
@@ -695,17 +793,20 @@ def _difference(entry: dict) -> str:
 
 def _headline(result: dict) -> str:
     lines = []
+    mode = result["targets"]["mode"]
     for r in result["rows"]:
         lines.append(
             f"{r['task']} eps={r['epsilon']:g} ({r['n_seeds']} seeds): untuned_whole "
-            f"{r['untuned_whole']['accuracy']:.2f}, auto {_difference(r['auto'])}, "
+            f"{r['untuned_whole']['accuracy']:.2f}, {mode} {_difference(r[mode])}, "
             f"composed {_difference(r['composed'])}, exact {r['exact']['accuracy']:.2f}"
         )
     for key, t in result["targets"].items():
+        if key == "mode":
+            continue
         lines.append(
-            f"{key}: auto wins beyond noise on {len(t['auto_wins_beyond_noise'])} of "
+            f"{key}: {mode} wins beyond noise on {len(t['wins_beyond_noise'])} of "
             f"{len(t['tunable'])} tunable tasks; more than a point below on "
-            f"{len(t['auto_more_than_a_point_below'])} of {t['tasks']}"
+            f"{len(t['more_than_a_point_below'])} of {t['tasks']}"
         )
     return "\n".join(lines)
 
@@ -717,22 +818,24 @@ def _markdown(result: dict) -> str:
         "",
         f"Test accuracy in %, mean ± SE over seeds; differences in points to `untuned_whole` "
         f"(the untuned model fitted once at the whole ε), paired by seed, ▲/▼ beyond two "
-        f"standard errors. δ = {DELTA:g}; `auto` and its variants: about {result['n_iter']} "
-        f"candidates; `composed`: {result['n_iter_composed']} candidates and the untuned "
-        f"model; `subsampled`: Poisson rate {SUBSAMPLE_RATE:g}. Held out: "
-        f"{', '.join(HELD_OUT)}.",
+        f"standard errors. δ = {DELTA:g}; `auto` and the refit modes: about "
+        f"{result['n_iter']} candidates (`auto_n20`, `auto_n50`: 20, 50); `composed`: "
+        f"{result['n_iter_composed']} candidates and the untuned model; `subsampled`: Poisson "
+        f"rate {SUBSAMPLE_RATE:g}. Held out: {', '.join(HELD_OUT)}.",
         "",
-        "## Targets",
+        f"## Targets (`{result['targets']['mode']}`, the searches' defaults)",
         "",
-        "| ε, data sets | tasks | tunable (exact − untuned_whole ≥ 2) | auto wins beyond noise "
-        "| auto more than a point below | auto below beyond noise |",
+        "| ε, data sets | tasks | tunable (non-private tuning gains ≥ 2) | wins beyond noise "
+        "| more than a point below | below beyond noise |",
         "|---|---|---|---|---|---|",
     ]
     for key, t in result["targets"].items():
-        below = ", ".join(f"{k} ({v:+.2f})" for k, v in t["auto_more_than_a_point_below"].items())
+        if key == "mode":
+            continue
+        below = ", ".join(f"{k} ({v:+.2f})" for k, v in t["more_than_a_point_below"].items())
         lines.append(
             f"| {key} | {t['tasks']} | {len(t['tunable'])} | "
-            f"{len(t['auto_wins_beyond_noise'])}"
+            f"{len(t['wins_beyond_noise'])}"
             f"{' (most)' if t['most_won'] else ' (not most)' if t['tunable'] else ''} | "
             f"{below or 'none'} | {', '.join(t['below_beyond_noise']) or 'none'} |"
         )
@@ -757,13 +860,14 @@ def _markdown(result: dict) -> str:
             "",
             f"## ε = {eps:g}: test accuracy",
             "",
-            "| task | seeds | " + " | ".join(MODES) + " |",
-            "|---|---|" + "---|" * len(MODES),
+            "| task | seeds | non-private tuning's gain | " + " | ".join(MODES) + " |",
+            "|---|---|---|" + "---|" * len(MODES),
         ]
         for r in mine:
             name = r["task"] + (" (held out)" if r["held_out"] else "")
+            gain = harness.format_mean_se(r["nonprivate_gain"], r["nonprivate_gain_se"], "+.2f")
             cells = [_cell(r[m]) for m in MODES]
-            lines.append(f"| {name} | {r['n_seeds']} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name} | {r['n_seeds']} | {gain} | " + " | ".join(cells) + " |")
         lines += [
             "",
             f"## ε = {eps:g}: difference to `untuned_whole` (points)",
@@ -781,8 +885,8 @@ def _markdown(result: dict) -> str:
 
 @harness.figure
 def _plot(plt: Any, rows: list[dict], path: Path) -> None:
-    """Test accuracy against the total epsilon, one panel per task, one line per private mode,
-    the exact (non-private) ceiling a horizontal line."""
+    """Test accuracy against the total epsilon, one panel per task, one line per mode of
+    ``PLOT_MODES``, the exact (non-private) ceiling a horizontal line."""
     tasks = list(dict.fromkeys(r["task"] for r in rows))
     if not tasks:
         return
@@ -791,16 +895,16 @@ def _plot(plt: Any, rows: list[dict], path: Path) -> None:
     for ax, task in zip(axes, tasks, strict=False):
         mine = sorted((r for r in rows if r["task"] == task), key=lambda r: r["epsilon"])
         eps = [r["epsilon"] for r in mine]
-        for i, m in enumerate(PRIVATE_MODES):  # shifted a little apart, so bars stay visible
-            shift = 1.0 + 0.025 * (i - (len(PRIVATE_MODES) - 1) / 2)
+        for i, m in enumerate(PLOT_MODES):  # shifted a little apart, so bars stay visible
+            shift = 1.0 + 0.025 * (i - (len(PLOT_MODES) - 1) / 2)
             ax.errorbar(
                 [e * shift for e in eps],
                 [r[m]["accuracy"] for r in mine],
                 yerr=[r[m]["se"] or 0.0 for r in mine],
                 label=m,
                 capsize=2,
-                linewidth=2.0 if m in ("auto", "untuned_whole") else 1.0,
-                linestyle="-" if m in ("auto", "untuned_whole", "composed") else ":",
+                linewidth=2.0 if m in (DEFAULT_MODE, "untuned_whole") else 1.0,
+                linestyle="-" if m in (DEFAULT_MODE, "untuned_whole", "composed") else ":",
             )
         ceiling = float(np.mean([r["exact"]["accuracy"] for r in mine]))
         ax.axhline(ceiling, color="black", linestyle="--", linewidth=1.0, label="exact")

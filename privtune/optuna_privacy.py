@@ -696,7 +696,7 @@ class StudyPrivacy:
         deployed model."""
         from optuna.trial import FixedTrial
 
-        from .private_models import select_private_model, split_budget
+        from .private_models import SELECTION_LAW, select_private_model
 
         budget = self.plan.privacy_budget
         if not self.plan.chooses or budget is None or budget[1] <= 0.0:
@@ -718,11 +718,10 @@ class StudyPrivacy:
         self.bind(objective.unit)
         if self._stored_choice(study) is not None:
             return  # made already, by this process or another one
-        selection, refit_epsilon = split_budget(budget, objective.refit)
         from .privacy.selection import SelectionPlan
         from .private_models import selection_resolution
 
-        plan = SelectionPlan.from_args(mean, "logarithmic", None, selection, base="private")
+        plan = SelectionPlan.from_args(mean, SELECTION_LAW, None, budget, base="private")
         _, advice = selection_resolution(plan, objective.n_val, objective.value_range)
         if advice is not None:  # before any record is read
             warnings.warn(advice, UserWarning, stacklevel=user_stacklevel())
@@ -747,33 +746,25 @@ class StudyPrivacy:
                 objective.X_val,
                 objective.y_val,
                 objective.metric,
-                privacy_budget=selection,
+                privacy_budget=budget,
                 mean=float(mean),
+                distribution=SELECTION_LAW,
                 untuned="candidate" if objective.untuned is not None else None,
                 noise_seed=self.plan.noise_seed,
             )
             if out.model is None:
                 raise PrivacyError("The selection drew no candidate: nothing was published.")
-            model = out.model
-            if refit_epsilon:
-                from .private_models import at_epsilon
-
-                base = make(out.params)
-                model = at_epsilon(base, refit_epsilon, out.parameters)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # their text may depend on the records
-                    model.fit(*_all_records(objective))
         except PrivacyError:
             raise
         except BaseException as exc:
             raise outgoing(exc, self.plan.setting) from None
-        objective.model_ = model
+        objective.model_ = out.model  # the pick's own model: no refit
         params = out.params
         if params is None:  # the untuned estimator: its own values stand for it
             own = objective.untuned.get_params(deep=True)
             params = {n: v for n, v in own.items() if "__" not in n and not callable(v)}
         assert self.plan.unit is not None  # bound to the objective's validation records
-        report = out.report(self.plan.unit, refit_epsilon)
+        report = out.report(self.plan.unit)
         report["budget_epsilon"], report["budget_delta"] = budget
         report["picked"] = "the untuned configuration" if out.untuned else "a tuned configuration"
         study._storage.set_study_system_attr(
@@ -955,17 +946,3 @@ class _DrawingTrial:
 
     def set_user_attr(self, key: str, value: Any) -> None:  # an objective's own bookkeeping
         pass
-
-
-def _all_records(objective: RecordObjective) -> tuple[Any, Any]:
-    """The training and validation records together, for a refit on every record."""
-    parts = (objective.X_train, objective.X_val), (objective.y_train, objective.y_val)
-    out = []
-    for a, b in parts:
-        if hasattr(a, "iloc"):
-            import pandas as pd
-
-            out.append(pd.concat([a, b]))
-        else:
-            out.append(np.concatenate([np.asarray(a), np.asarray(b)]))
-    return out[0], out[1]

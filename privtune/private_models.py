@@ -28,10 +28,11 @@ cost; or ``"baseline"``, fitted at ``epsilon0`` and released once beside the can
 unless a candidate's released score beats its own by the selector's margin
 (:class:`privtune.privacy.selection.Selector`), one more candidate's cost.
 
-**Refit.** A model fitted at ``epsilon0`` carries ``epsilon0``'s noise, several times the total
-budget's: :func:`split_budget` gives the selection :data:`SELECTION_SHARE` of the total
-epsilon and a refit of the pick on every record the rest, the two composed (basic
-composition: the selection's ``(epsilon, delta)`` plus the refit's pure epsilon).
+**No refit.** The pick's own model is deployed, and the whole budget goes to the selection.
+Refitting the pick on every record with a share of the budget was measured and lost (the
+diffprivlib benchmark, ``python -m benchmarks.diffprivlib_models``; docs/privacy.md,
+"When not to tune"): a private fit is noisy, so the best of ``K`` fitted models is a good
+configuration *and* a good draw of the noise, and a refit keeps only the first.
 
 The estimator's own epsilon is set here: every parameter named ``epsilon`` in it
 (:func:`privtune.records.epsilon_parameters`; a pipeline of diffprivlib steps has one per
@@ -57,20 +58,17 @@ from .records import RecordMetric, check_public_bounds, epsilon_parameters
 
 __all__ = [
     "REFIT_FIT",
-    "SELECTION_SHARE",
+    "SELECTION_LAW",
     "PrivateModel",
     "at_epsilon",
     "select_private_model",
     "selection_resolution",
-    "split_budget",
 ]
 
-#: The share of the total epsilon that the selection gets when the pick is refitted (the
-#: refit gets the rest). Provisional: on diffprivlib's logistic regression and Gaussian naive
-#: Bayes (three tasks, ten seeds, total epsilon 1 and 3) a third did better than a half, and
-#: the refitted pick stayed within 1.5 points of one fit of the untuned model at the whole
-#: epsilon where the pick's own model fell up to 16 points below it.
-SELECTION_SHARE = 1.0 / 3.0
+#: The law of ``K`` by default (both doors): the geometric, about three candidates' epsilon
+#: whatever its mean, measured ahead of the logarithmic (about two) in the diffprivlib
+#: benchmark: the logarithmic law draws one or two candidates too often.
+SELECTION_LAW = "geometric"
 
 #: How the untuned estimator takes part (module docstring).
 UNTUNED_MODES = ("candidate", "baseline", None)
@@ -106,25 +104,12 @@ def selection_resolution(
         "candidate's own fit: closer candidates are not told apart. More validation records "
         "or a larger budget resolve more; where the defaults are sound, one fit of the "
         "untuned model at the whole epsilon may do better "
-        '(docs/privacy.md, "End to end: every record, with a differentially private estimator").'
+        '(docs/privacy.md, "When not to tune").'
     )
 
 
-def split_budget(
-    privacy_budget: tuple[float, float], refit: bool
-) -> tuple[tuple[float, float], float]:
-    """The selection's ``(epsilon, delta)`` and the refit's epsilon of a total budget: the
-    whole budget to the selection without a refit, else :data:`SELECTION_SHARE` of epsilon
-    (and all of delta) to it and the rest to one pure-epsilon refit; they add up to the
-    total."""
-    epsilon, delta = (float(v) for v in privacy_budget)
-    if not refit:
-        return (epsilon, delta), 0.0
-    return (epsilon * SELECTION_SHARE, delta), epsilon * (1.0 - SELECTION_SHARE)
-
-
-#: The tag of the refit's randomness (:func:`at_epsilon`); the untuned baseline is 1 and the
-#: ``i``-th candidate ``i + 2``.
+#: The tag of a fit outside a selection, such as a refit (:func:`at_epsilon`); the untuned
+#: baseline is 1 and the ``i``-th candidate ``i + 2``.
 REFIT_FIT = 0
 
 
@@ -207,21 +192,13 @@ class PrivateModel:
         """Whether the untuned estimator was kept."""
         return self.params is None and self.model is not None
 
-    def report(self, unit: PrivacyUnit, refit_epsilon: float = 0.0) -> dict[str, Any]:
-        """The privacy report: one guarantee for every record, and what it is made of (the
-        selection's, plus a refit's pure ``refit_epsilon`` when the pick was refitted on
-        every record)."""
+    def report(self, unit: PrivacyUnit) -> dict[str, Any]:
+        """The privacy report: one guarantee for every record, and what it is made of."""
         out = self.plan.report(unit, None)  # K stays with the data owner
         out["n_candidates"] = "drawn at random; kept with the data owner"
         out["fit_epsilon"] = self.plan.epsilon_per_candidate
         out["fit_parameters"] = list(self.parameters)
-        out["selection_epsilon"] = self.plan.epsilon
-        if refit_epsilon > 0.0:
-            out["refit_epsilon"] = float(refit_epsilon)
-            out["refit"] = "the pick, fitted once more on every record at refit_epsilon"
-        else:
-            out["refit"] = "none: the picked candidate's own model is returned"
-        out["epsilon"] = self.plan.epsilon + float(refit_epsilon)
+        out["model"] = "the picked candidate's own model, fitted at fit_epsilon (no refit)"
         out["protects"] = describe_guarantee(
             "each record of the data, training and validation", out["epsilon"], out["delta"]
         )

@@ -274,9 +274,6 @@ class RecordObjective:
         that its own ``epsilon`` must not exceed the number (:func:`check_declared_epsilon`)
         and that a diffprivlib model must not read its bounds from the data
         (:func:`check_public_bounds`), both before each fit.
-    refit : bool, default=True
-        With ``estimator_epsilon="auto"``: refit the pick on every record with two thirds of
-        the budget (:func:`privtune.private_models.split_budget`), or keep its own model.
 
     Attributes
     ----------
@@ -286,8 +283,9 @@ class RecordObjective:
         ``PrivacyUnit.record(n_val)``.
     untuned : estimator or None
     model_ : estimator
-        With ``estimator_epsilon="auto"``, after the selection: the deployed model (the pick
-        refitted on every record, or its own model), in the data owner's process only.
+        With ``estimator_epsilon="auto"``, after the selection: the deployed model (the pick's
+        own model, fitted on the training records; no refit), in the data owner's process
+        only.
     """
 
     def __init__(
@@ -303,7 +301,6 @@ class RecordObjective:
         cv: int = 3,
         untuned: Any = None,
         estimator_epsilon: float | tuple[float, float] | str | None = None,
-        refit: bool = True,
     ) -> None:
         if not callable(make_estimator):
             raise TypeError(
@@ -341,7 +338,6 @@ class RecordObjective:
         self.fit_guarantee: tuple[float, float] | None = None
         #: ``estimator_epsilon="auto"``: every record protected by the sampler's budget.
         self.every_record: bool = isinstance(estimator_epsilon, str)
-        self.refit: bool = bool(refit)
         if self.every_record and estimator_epsilon != "auto":
             raise ValueError(
                 f"estimator_epsilon must be a number > 0, a pair (epsilon, delta) or 'auto', "

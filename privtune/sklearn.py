@@ -27,7 +27,6 @@ import math
 import numbers
 import re
 import sys
-import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -68,10 +67,8 @@ from .privacy.units import PrivacyUnit, with_end_to_end
 from .privacy.withhold import clean, outgoing
 from .private_models import (
     PrivateModel,
-    at_epsilon,
     select_private_model,
     selection_resolution,
-    split_budget,
 )
 from .record_choice import Proposals, Shortlist, choose, shortlist
 from .records import (
@@ -131,7 +128,6 @@ class _Fit:
     sampler: str | None = None
     # every record protected (estimator_epsilon="auto"): the selection's outcome
     private_model: PrivateModel | None = None
-    refit_epsilon: float = 0.0
 
     @property
     def unit(self) -> PrivacyUnit:
@@ -641,9 +637,12 @@ class _ChoiceSearch(_PrivateSearchCV):
                     "score_share do not apply."
                 )
             assert f.privacy.privacy_budget is not None
-            selection, _ = split_budget(f.privacy.privacy_budget, bool(self.refit))
             f.selection = SelectionPlan.from_args(
-                self.n_iter, self._choice.distribution, None, selection, base="private"
+                self.n_iter,
+                self._choice.distribution,
+                None,
+                f.privacy.privacy_budget,
+                base="private",
             )
             return f.selection.epsilon_per_candidate
         if self._choice.mechanism != "repeat-and-select":
@@ -683,13 +682,12 @@ class _ChoiceSearch(_PrivateSearchCV):
         assert isinstance(f.selection, SelectionPlan) and f.privacy.privacy_budget is not None
         train, val = f.record[0]
         space, name = f.space, type(self).__name__
-        selection, refit_epsilon = split_budget(f.privacy.privacy_budget, bool(self.refit))
         if f.verbose > 0:
             print(
                 f"[{name}] every record protected: about {f.selection.distribution.mean:g} "
                 f"candidates, each fitted at epsilon={self.epsilon_:.3g} on the {len(train)} "
-                f"training records and scored at it on the {len(val)} validation records"
-                + (f", then the pick refitted at {refit_epsilon:.3g}" if refit_epsilon else ""),
+                f"training records and scored at it on the {len(val)} validation records; "
+                "the pick's own model is kept",
                 flush=True,
             )
         _, advice = selection_resolution(f.selection, len(val), f.metric.value_range)
@@ -704,7 +702,7 @@ class _ChoiceSearch(_PrivateSearchCV):
             _safe_indexing(X, val),
             _safe_indexing(y, val),
             f.metric,
-            privacy_budget=selection,
+            privacy_budget=f.privacy.privacy_budget,
             mean=self.n_iter,
             distribution=self._choice.distribution,
             untuned="candidate" if self.evaluate_default else None,
@@ -717,7 +715,6 @@ class _ChoiceSearch(_PrivateSearchCV):
                 "nothing is published (K is drawn before any record is read, so this says "
                 "nothing about the data). Fit again, or use a distribution with K >= 1."
             )
-        f.refit_epsilon = refit_epsilon
         self.n_candidates_ = out.n_candidates
         own = self.estimator.get_params(deep=True)
         params = {n: own[n] for n in space.names} if out.params is None else out.params
@@ -735,17 +732,9 @@ class _ChoiceSearch(_PrivateSearchCV):
         self.cv_results_ = results
         self.best_index_, self.best_params_, self.best_score_ = 0, params, out.score
         self.multimetric_, self.scorer_, self.n_splits_ = False, f.metric, 1
-        # refit: the pick fitted once more on every record with the rest of the budget;
-        # otherwise the pick's own model, fitted at the per-candidate epsilon, is kept
-        t0 = time.perf_counter()
-        if refit_epsilon:
-            model = at_epsilon(self.estimator, refit_epsilon, out.parameters)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # their text may depend on the records
-                self.best_estimator_ = model.set_params(**(out.params or {})).fit(X, y)
-        else:
-            self.best_estimator_ = out.model
-        self.refit_time_ = time.perf_counter() - t0
+        # the pick's own model, fitted at the per-candidate epsilon: no refit (with
+        # refit=False too, since it is paid for; the search predicts with refit=True only)
+        self.best_estimator_, self.refit_time_ = out.model, 0.0
         if f.verbose > 0:
             print(f"[{name}] the pick published", flush=True)
 
@@ -898,7 +887,7 @@ class _ChoiceSearch(_PrivateSearchCV):
     def _report(self) -> dict[str, Any]:
         f = self._fit
         if f.private_model is not None:
-            out = f.private_model.report(f.unit, f.refit_epsilon)
+            out = f.private_model.report(f.unit)
         elif isinstance(f.selection, OneShotPlan):
             out = f.selection.report(f.unit, self._declared_range(), f.sampler)
         else:
@@ -1114,12 +1103,13 @@ default="auto"
         :func:`privtune.records.epsilon_parameters`) and makes one private selection
         among privately trained models (:func:`privtune.private_models.select_private_model`:
         a random number of candidates of mean ``n_iter``, each fitted and scored at the
-        per-candidate epsilon, accounted once for every record). With ``refit`` the
-        selection gets a third of epsilon and ``best_estimator_`` is the pick fitted once
-        more on every record with the rest (:func:`privtune.private_models.split_budget`);
-        with ``refit=False`` the selection gets it all and ``best_estimator_`` is the pick's
-        own model (predict with it: scikit-learn's searches do not predict without a
-        refit). A number: each fit's guarantee as stated by the
+        per-candidate epsilon, accounted once for every record). ``best_estimator_`` is
+        the pick's own model, fitted on the training records at that epsilon: the whole
+        budget goes to the selection and nothing is refitted (a refit with a share of the
+        budget was measured and lost; docs/privacy.md, "When not to tune"). With
+        ``refit=False`` it is kept too, and the search does not predict (scikit-learn's
+        rule). Mind ``n_iter``: under the geometric law the guarantee does not depend on
+        it, and more candidates picked better. A number: each fit's guarantee as stated by the
         estimator's documentation, ``epsilon``-DP (or ``(epsilon, delta)``-DP) in its training
         records; the report then composes the fits one by one with the validation records'
         releases (``privacy_report_["end_to_end"]``, by

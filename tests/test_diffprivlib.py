@@ -188,19 +188,24 @@ def test_the_end_to_end_benchmark_compares_with_both_untuned_models(tmp_path):
             assert row[mode]["max_epsilon"] <= 1.0 + 1e-9
     runs = load_runs(RunStore(tmp_path / "quick", "diffprivlib_models"))
     private = [r for r in runs if r["kind"] == "private"]
-    assert len(private) == 4 and len([r for r in runs if r["kind"] == "exact"]) == 4
+    own: dict = {}
+    for r in runs:
+        if r["kind"] in bench.OWN_RUNS:
+            own.setdefault((r["task"], r["seed"]), {}).update(r["modes"])
+    assert len(private) == len(own) == 4 and len([r for r in runs if r["kind"] == "exact"]) == 4
     for r in private:
-        modes = r["modes"]
+        modes = {**r["modes"], **own[(r["task"], r["seed"])]}
         assert set(modes) == set(bench.PRIVATE_MODES)
+        for mode in ("auto", *bench.OWN_VARIANTS):  # the pick's own model: the whole budget
+            assert modes[mode]["refit_epsilon"] == 0.0
+            assert modes[mode]["selection_epsilon"] <= 1.0 + 1e-9
         assert all(m["delta"] <= bench.DELTA * (1 + 1e-9) for m in modes.values())
         # composed: the untuned model, 2 candidates and the refit at eps / 4 each
         assert modes["composed"]["epsilon_per_fit"] == pytest.approx(0.25)
         assert modes["composed"]["epsilon"] == pytest.approx(1.0)
-        # the default: a third to the selection, the rest to the refit; without a refit, all
-        assert modes["auto"]["refit_epsilon"] == pytest.approx(2 / 3)
-        assert modes["auto_own"]["refit_epsilon"] == 0.0
-        assert modes["auto_own"]["selection_epsilon"] <= 1.0 + 1e-9
-        assert modes["share_0.2"]["refit_epsilon"] == pytest.approx(0.8)
+        # the refit modes: the selection's share of epsilon, the rest to the refit
+        assert modes["refit_0.33"]["refit_epsilon"] == pytest.approx(2 / 3)
+        assert modes["refit_0.2"]["refit_epsilon"] == pytest.approx(0.8)
         # subsampled: the selection's epsilon amplified to its share
         sub = modes["subsampled"]
         assert sub["selection_epsilon"] <= 1 / 3 + 1e-9 and sub["n_select"] < r["n_tune"]
@@ -209,15 +214,14 @@ def test_the_end_to_end_benchmark_compares_with_both_untuned_models(tmp_path):
 
 
 def test_the_benchmarks_variants_reproduce_the_search_at_its_defaults():
-    # select_private_model and the refit by hand, at a third and the geometric law, are the
+    # select_private_model by hand, with the whole budget and the geometric law, is the
     # search's "auto": the variants differ from it in the one setting they name
     from benchmarks import diffprivlib_models as bench
-    from privtune.private_models import SELECTION_SHARE
 
     task, seed = "naive_bayes/penbased", 3
     X_tune, X_test_, y_tune, y_test_ = bench.split(task, seed, 1200)
     search = PrivateBOSearchCV(
-        bench.dp_model(task, 1.0, random_state=seed),  # the same noise in both
+        bench.dp_model(task, 1.0, random_state=seed),  # seeds derived alike in both
         bench.space(task),
         privacy_unit="record",
         privacy_budget=(1.0, bench.DELTA),
@@ -232,12 +236,12 @@ def test_the_benchmarks_variants_reproduce_the_search_at_its_defaults():
         seed,
         X_tune,
         y_tune,
-        share=SELECTION_SHARE,
+        share=1.0,
         distribution="geometric",
         n_iter=4,
         random_state=seed,
     )
-    assert cost["params"] == search.best_params_
+    assert cost["params"] == search.best_params_ and cost["refit_epsilon"] == 0.0
     assert cost["epsilon"] == pytest.approx(search.privacy_report_["epsilon"])
     assert model.score(X_test_, y_test_) == search.best_estimator_.score(X_test_, y_test_)
     # Poisson subsampling: the inverse of the amplification
@@ -268,12 +272,12 @@ def test_every_record_by_one_total_sets_the_models_epsilon_and_keeps_its_own_mod
         "standardscaler__epsilon",
         "logisticregression__epsilon",
     ]
-    refit = report["refit_epsilon"]  # the pick refitted on every record with the rest
-    assert report["epsilon"] == pytest.approx(report["selection_epsilon"] + refit)
-    model = search.best_estimator_
-    assert model.get_params()["standardscaler__epsilon"] == pytest.approx(refit / 2)
-    assert model.get_params()["logisticregression__epsilon"] == pytest.approx(refit / 2)
-    # without a refit, the pick's own model: the model alone at the per-candidate epsilon
+    # the whole budget to the selection; the pick's own model, its steps sharing epsilon0
+    assert "refit_epsilon" not in report
+    model, eps0 = search.best_estimator_, report["fit_epsilon"]
+    assert model.get_params()["standardscaler__epsilon"] == pytest.approx(eps0 / 2)
+    assert model.get_params()["logisticregression__epsilon"] == pytest.approx(eps0 / 2)
+    # the model alone, refit=False: the same own model, and the search does not predict
     search.set_params(estimator=LogisticRegression(data_norm=DATA_NORM, random_state=0))
     search.set_params(space=SPACE, refit=False).fit(X_tune, y_tune)
     assert search.best_estimator_.epsilon == pytest.approx(search.epsilon_)

@@ -15,8 +15,9 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 
 from privtune.privacy.composition import RepeatDistribution, selection_epsilon
+from privtune.privacy.selection import SelectionPlan
 from privtune.privacy.units import PrivacyUnit
-from privtune.private_models import REFIT_FIT, at_epsilon, select_private_model
+from privtune.private_models import REFIT_FIT, SELECTION_LAW, at_epsilon, select_private_model
 from privtune.records import check_declared_epsilon, epsilon_parameters, record_metric
 
 
@@ -196,7 +197,7 @@ def test_with_a_large_budget_the_pick_beats_a_poor_untuned_estimator():
 
 
 # -- the scikit-learn door ---------------------------------------------------------------------
-@pytest.mark.parametrize("refit", [True, False], ids=["refit", "own-model"])
+@pytest.mark.parametrize("refit", [True, False], ids=["refit", "no-refit"])
 @pytest.mark.parametrize("search", ["selection", "bayesian"])
 def test_the_searches_protect_every_record_by_one_total(search, refit):
     from privtune import PrivateBOSearchCV, PrivateSelectionSearchCV
@@ -220,15 +221,15 @@ def test_the_searches_protect_every_record_by_one_total(search, refit):
     assert "training and validation" in report["protects"]
     assert "end_to_end" not in report  # one guarantee, not fits composed one by one
     assert s.epsilon_ == pytest.approx(report["fit_epsilon"])
-    if refit:  # a third to the selection, the rest to one fit on every record
-        assert report["selection_epsilon"] <= 1.0 / 3.0
-        assert report["refit_epsilon"] == pytest.approx(2.0 / 3.0)
-        assert s.best_estimator_.fitted_epsilon_ == pytest.approx(2.0 / 3.0)
-    else:  # the pick's own model, fitted at the per-candidate epsilon
-        assert s.best_estimator_.fitted_epsilon_ == pytest.approx(s.epsilon_)
+    # the whole budget to the selection, the pick's own model deployed (no refit either way)
+    assert "refit_epsilon" not in report and "own model" in report["model"]
+    assert s.best_estimator_.fitted_epsilon_ == pytest.approx(s.epsilon_)
     assert set(s.best_params_) == {"shrink"} and len(s.cv_results_["params"]) == 1
     deployed = s if refit else s.best_estimator_  # refit=False: scikit-learn's rule
     assert deployed.predict(X[:5]).shape == (5,) and 0.0 <= deployed.score(X, y) <= 1.0
+    if not refit:
+        with pytest.raises(AttributeError):
+            s.predict(X[:5])
     assert s.best_params_ == s.cv_results_["params"][0]
     # the engine's selection on the search's split, seeds and settings: the same pick
     from privtune.records import holdout_split
@@ -244,15 +245,14 @@ def test_the_searches_protect_every_record_by_one_total(search, refit):
         X[val],
         y[val],
         ACCURACY,
-        privacy_budget=(1.0 / 3.0 if refit else 1.0, 1e-6),
+        privacy_budget=(1.0, 1e-6),
         mean=8,
-        distribution="logarithmic" if search == "selection" else "geometric",
+        distribution="logarithmic" if search == "selection" else SELECTION_LAW,
         seed=0,
         noise_seed=0,
     )
     assert alone.score == s.best_score_ and alone.params in (s.best_params_, None)
-    if not refit:
-        np.testing.assert_array_equal(alone.model.centroids_, s.best_estimator_.centroids_)
+    np.testing.assert_array_equal(alone.model.centroids_, s.best_estimator_.centroids_)
 
 
 @pytest.mark.parametrize(
@@ -308,18 +308,13 @@ def _make(trial):
     )
 
 
-@pytest.mark.parametrize("refit", [True, False], ids=["refit", "own-model"])
-def test_the_optuna_door_selects_among_private_models_by_the_same_engine(refit):
+def test_the_optuna_door_selects_among_private_models_by_the_same_engine():
     import optuna
 
     from privtune import PrivateGPUCBSampler, RecordObjective
 
     objective = RecordObjective(
-        _make,
-        *SPLIT,
-        estimator_epsilon="auto",
-        untuned=NoisyCentroids(random_state=0),
-        refit=refit,
+        _make, *SPLIT, estimator_epsilon="auto", untuned=NoisyCentroids(random_state=0)
     )
     sampler = PrivateGPUCBSampler(
         privacy_unit="record",
@@ -336,12 +331,12 @@ def test_the_optuna_door_selects_among_private_models_by_the_same_engine(refit):
     report = sampler.privacy_report(study)
     assert report["epsilon"] <= 1.0 + 1e-9 and report["candidate"] == "private"
     assert "training and validation" in report["protects"]
-    model = objective.model_
-    if refit:
-        assert model.fitted_epsilon_ == pytest.approx(2.0 / 3.0)
-        assert report["refit_epsilon"] == pytest.approx(2.0 / 3.0)
-    else:
-        assert model.fitted_epsilon_ == pytest.approx(report["fit_epsilon"])
+    # the search's law of K and the whole budget: the same per-candidate epsilon
+    plan = SelectionPlan.from_args(8, SELECTION_LAW, None, (1.0, 1e-6), base="private")
+    assert report["fit_epsilon"] == pytest.approx(plan.epsilon_per_candidate)
+    model = objective.model_  # the pick's own model, fitted at the per-candidate epsilon
+    assert model.fitted_epsilon_ == pytest.approx(report["fit_epsilon"])
+    assert "refit_epsilon" not in report and "own model" in report["model"]
     assert model.shrink == pytest.approx(params["shrink"])
     with pytest.raises(ValueError, match="no trial of the study"):
         sampler.recommend_trial(study)
