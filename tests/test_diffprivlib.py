@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld import common as pld_common
@@ -211,6 +212,42 @@ def test_the_end_to_end_benchmark_compares_with_both_untuned_models(tmp_path):
         assert sub["selection_epsilon"] <= 1 / 3 + 1e-9 and sub["n_select"] < r["n_tune"]
     assert "## Targets" in (tmp_path / "quick" / "diffprivlib_models.md").read_text()
     assert (tmp_path / "quick" / "diffprivlib_models.png").stat().st_size > 0
+
+
+def test_the_selection_limits_benchmark_bounds_any_selection_by_exact_scores(tmp_path):
+    from benchmarks import selection_limits as bench
+    from benchmarks.harness import RunStore, load_runs
+
+    result = bench.main(["--quick", "--out", str(tmp_path)])
+    runs = load_runs(RunStore(tmp_path / "quick", "selection_limits"))
+    assert len(runs) == 2
+    for r in runs:  # both epsilon0 on the same configurations, every score an accuracy
+        assert len(r["half"]) == len(r["third"]) == 6
+        assert all(0 <= v <= 1 and 0 <= t <= 1 for v, t in r["half"] + r["third"])
+    (case,) = result["cases"].values()
+    base = np.array([r["untuned_whole"] for r in runs])
+    for share in ("half", "third"):  # the best exact validation score among the first 5
+        picks = np.array([bench.bound(r[share], 5) for r in runs])
+        assert case[f"bound_{share}"]["difference"] == pytest.approx(100 * (picks - base).mean())
+        for r, pick in zip(runs, picks, strict=True):
+            first = np.array(r[share][:5])
+            assert pick in first[first[:, 0] == first[:, 0].max(), 1]
+    threshold = case["threshold"]
+    assert threshold["tau"] in bench.TAUS and threshold["gamma"] in bench.GAMMAS
+    assert 0 <= threshold["nothing_deployed"] <= 1
+    assert (tmp_path / "quick" / "selection_limits.png").stat().st_size > 0
+
+
+def test_the_threshold_variant_deploys_the_first_candidate_at_or_above_the_threshold():
+    from benchmarks.selection_limits import threshold
+
+    rng = np.random.default_rng(0)
+    candidates = [[0.2, 0.1], [0.9, 0.8], [0.95, 0.7]]
+    # scores far apart at a large epsilon0: below 0.5 never passes, above it always does
+    deployed = {threshold(candidates, 10_000, 100.0, 0.5, 0.0, rng) for _ in range(50)}
+    assert deployed == {0.8, 0.7}
+    # a threshold nothing reaches: nothing deployed
+    assert threshold(candidates, 10_000, 100.0, 0.99, 0.5, rng) is None
 
 
 def test_the_benchmarks_variants_reproduce_the_search_at_its_defaults():
