@@ -18,7 +18,12 @@ seeds and trial budgets:
   AdaBoost and histogram gradient boosting, on wine, breast cancer and digits;
 - ``classic_holdout``: four tasks of the same kinds on Pima and Australian
   (``benchmarks/data``), data sets the tuned tasks do not use. They are kept out of every
-  tuning of defaults and reported apart.
+  tuning of defaults and reported apart;
+- ``ridge``: narrow good regions along ridges, none used to tune a default: the forest over
+  fractions (``classic``'s space, where most of the box gives a chance-level forest) on phoneme,
+  spambase and a 3,000-row subset of pen digits, and histogram gradient boosting whose learning
+  rate, depth and number of rounds interact (a small rate needs many deep rounds) on phoneme
+  and spambase.
 
 The scikit-learn tasks score 5-fold stratified CV accuracy with folds fixed per seed; a pick is
 credited with its exact CV accuracy (deterministic folds: the study's own raw value). Setting
@@ -46,7 +51,8 @@ search's mean loss at that budget (0: random search; 100: the best known), its m
 median over tasks (the mean swings with a task where random search is already near the best
 known); the mean rank of the methods per task; and the tasks where a method is below random
 search beyond two standard
-errors. For the heavy family also the geometric mean over tasks of the regret relative to
+errors; and the trapped studies, a study being trapped when its pick is below random
+search's median pick on that task at that budget. For the heavy family also the geometric mean over tasks of the regret relative to
 random search's.
 
 Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
@@ -101,7 +107,7 @@ from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.space import Categorical, Integer, Real, SearchSpace
 
-FAMILIES = ["plateau", "unseen", "heavy", "classic", "classic_holdout"]
+FAMILIES = ["plateau", "unseen", "heavy", "classic", "classic_holdout", "ridge"]
 METHODS = ["privtune", "tpe", "gp", "random"]
 SETTINGS = ["none", "10"]
 CHECKPOINTS = [20, 40, 60]
@@ -138,8 +144,13 @@ def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
         return X[idx], y[idx]
     if name == "wine":
         return load_wine(return_X_y=True)
-    if name in ("australian", "pima"):
+    if name in ("australian", "pima", "phoneme", "spambase"):
         return load_dataset(name)
+    if name == "penbased3000":  # a 3,000-row stratified subset of pen digits
+        X, y = load_dataset("penbased")
+        keep = StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)
+        idx = next(keep)[1][:3000]
+        return X[idx], y[idx]
     return load_breast_cancer(return_X_y=True)
 
 
@@ -332,6 +343,21 @@ def _hgb(p, s):
     return HistGradientBoostingClassifier(max_iter=50, random_state=s, **p)
 
 
+def _hgb_depth_space() -> dict:
+    """Gradient boosting whose learning rate, depth and number of rounds interact: a small
+    rate needs many deep rounds, a large one few shallow ones (a ridge in the box)."""
+    return {
+        "learning_rate": Real(1e-4, 1.0, log=True),
+        "max_depth": Integer(1, 12),
+        "max_iter": Integer(5, 200, log=True),
+        "min_samples_leaf": Integer(1, 200, log=True),
+    }
+
+
+def _hgb_depth(p, s):
+    return HistGradientBoostingClassifier(random_state=s, early_stopping=False, **p)
+
+
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [
@@ -475,6 +501,12 @@ TASKS: dict[str, Task] = {
         _cv_task("knn_breast_cancer", "classic", "breast_cancer", _knn, _knn_space),
         _cv_task("ada_wine", "classic", "wine", _ada, _ada_space),
         _cv_task("hgb_breast_cancer", "classic", "breast_cancer", _hgb, _hgb_space),
+        # -- ridges: narrow good regions along a ridge (none of these tunes a default) --------
+        _cv_task("rf_fractions_phoneme", "ridge", "phoneme", _forest, _fractions_space),
+        _cv_task("rf_fractions_spambase", "ridge", "spambase", _forest, _fractions_space),
+        _cv_task("rf_fractions_penbased", "ridge", "penbased3000", _forest, _fractions_space),
+        _cv_task("hgb_depth_phoneme", "ridge", "phoneme", _hgb_depth, _hgb_depth_space),
+        _cv_task("hgb_depth_spambase", "ridge", "spambase", _hgb_depth, _hgb_depth_space),
         # held out of every tuning of defaults: data sets the tuned tasks do not use
         _cv_task("rf_pima", "classic_holdout", "pima", _forest, _fractions_space),
         _cv_task("dt_australian", "classic_holdout", "australian", _tree, _fractions_space),
@@ -711,6 +743,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                     for m in methods
                 },
                 "behind": _behind(group, methods, list(per_task), n),
+                "trapped": _trapped(group, methods, list(per_task), n),
                 "below_random": {
                     m: [t for t, c in per_task.items() if m in c and c[m]["vs_random"] == "below"]
                     for m in methods
@@ -773,6 +806,29 @@ def _behind(
             ahead = [o for o in methods if o != m and _paired(runs, m, o, n, TASKS[t]) == "below"]
             if ahead:
                 out[m][t] = ahead
+    return out
+
+
+def _trapped(group: list[dict], methods: list[str], tasks: list[str], n: str) -> dict[str, dict]:
+    """Per method, its trapped studies at budget ``n``: a study is trapped when its pick is
+    below random search's median pick on that task at that budget (its loss above the median
+    of random search's losses). The count, the studies counted, and the trapped ones as
+    ``task:seed``."""
+    out: dict[str, dict] = {m: {"trapped": 0, "studies": 0, "where": []} for m in methods}
+    for t in tasks:
+        runs = [r for r in group if r["task"] == t and n in r["picks"]]
+        random_losses = [
+            _loss(TASKS[t], r["picks"][n]["true"]) for r in runs if r["method"] == "random"
+        ]
+        if not random_losses:
+            continue
+        median = float(np.median(random_losses))
+        for r in runs:
+            cell = out[r["method"]]
+            cell["studies"] += 1
+            if _loss(TASKS[t], r["picks"][n]["true"]) > median:
+                cell["trapped"] += 1
+                cell["where"].append(f"{t}:{r['seed']}")
     return out
 
 
@@ -857,6 +913,17 @@ def _markdown(summary: dict) -> str:
                     for v in vs
                 ]
                 lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            "Trapped studies (the pick below random search's median pick on the task):",
+            "",
+        ]
+        lines += ["| method | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
+        for m in out["methods"]:
+            cells = [
+                "{trapped} of {studies}".format(**out["budgets"][n]["trapped"][m]) for n in budgets
+            ]
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
         behind = out["budgets"][budgets[-1]]["behind"]
         lines += ["", "Behind another method beyond two standard errors (last budget):", ""]
         for m in out["methods"]:

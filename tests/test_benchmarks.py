@@ -646,8 +646,41 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
         ab, ba = budget["versus"]["privtune"]["random"], budget["versus"]["random"]["privtune"]
         assert ab["seeds"] == 2 and ab["mean"] == pytest.approx(-ba["mean"])
         assert set(budget["behind"]) == {"privtune", "random"}
+        # trapped: the pick below random search's median pick, so at most half of random's
+        trapped = budget["trapped"]
+        assert (
+            trapped["random"]["studies"] == trapped["privtune"]["studies"] == 2 * len(out["tasks"])
+        )
+        assert trapped["random"]["trapped"] <= trapped["random"]["studies"] // 2
+        for m, cell in trapped.items():
+            assert cell["trapped"] == len(cell["where"])
+            for where in cell["where"]:
+                task, seed = where.rsplit(":", 1)
+                pick = next(
+                    r["picks"]["8"]["true"]
+                    for r in runs
+                    if r["task"] == task
+                    and r["method"] == m
+                    and r["seed"] == int(seed)
+                    and r["setting"] == out_setting(out, summary)
+                )
+                median = np.median(
+                    [
+                        r["picks"]["8"]["true"]
+                        for r in runs
+                        if r["task"] == task
+                        and r["method"] == "random"
+                        and r["setting"] == out_setting(out, summary)
+                    ]
+                )
+                assert pick < median
     assert "regret_vs_random" in summary["heavy|none"]["budgets"]["8"]
     assert (tmp_path / "quick" / "tuning_suite.png").stat().st_size > 0
+
+
+def out_setting(out: dict, summary: dict) -> str:
+    """The setting of one family's summary (its key ``family|setting``)."""
+    return next(k for k, v in summary.items() if v is out).split("|")[1]
 
 
 def test_ablation_quick_mode_runs_both_ends_of_the_road(tmp_path):
