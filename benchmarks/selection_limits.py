@@ -208,7 +208,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     return harness.Report(
         result=result,
         markdown=_markdown(result),
-        plot=functools.partial(_plot, result),
+        plot=lambda path: _plot(result, path),
         headline=result,
     )
 
@@ -242,12 +242,10 @@ def _markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plot(result: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+@harness.figure
+def _plot(plt: Any, result: dict, path: Path) -> None:
+    """One group of bars per case: the two bounds and the threshold variant, in points against
+    one untuned fit at the whole epsilon, with their standard errors."""
     keys = [
         ("bound_half", "bound at ε/2"),
         ("bound_third", "bound at ε/3"),
@@ -266,9 +264,7 @@ def _plot(result: dict, path: Path) -> None:
     ax.set_xticks(np.arange(len(cases)), cases, fontsize=8)
     ax.set_ylabel("points vs one untuned fit at ε")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    harness.save_figure(fig, path, title="What a selection could reach where tuning loses")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

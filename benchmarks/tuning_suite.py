@@ -49,11 +49,10 @@ Reported per family and budget (20, 40, 60 trials): Bayesmark's normalised score
 function's regret), ``L*`` the best loss any run of the task reached and ``L_rand`` random
 search's mean loss at that budget (0: random search; 100: the best known), its mean and its
 median over tasks (the mean swings with a task where random search is already near the best
-known); the mean rank of the methods per task; and the tasks where a method is below random
-search beyond two standard
-errors; and the trapped studies, a study being trapped when its pick is below random
-search's median pick on that task at that budget. For the heavy family also the geometric mean over tasks of the regret relative to
-random search's.
+known); the mean rank of the methods per task; the tasks where a method is below random
+search beyond two standard errors; and the trapped studies, a study being trapped when its
+pick is below random search's median pick on that task at that budget. For the heavy family
+also the geometric mean over tasks of the regret relative to random search's.
 
 Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
 ``run`` processes share the work).
