@@ -132,24 +132,25 @@ class Task:
     best: float | None = None
 
 
+def _subset(X: np.ndarray, y: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``n`` rows of a fixed stratified third of ``(X, y)``."""
+    keep = StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)
+    idx = next(keep)[1][:n]
+    return X[idx], y[idx]
+
+
 @functools.cache
 def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name == "digits":
         return load_digits(return_X_y=True)
     if name == "digits600":  # a 600-row stratified subset: SVMs and MLPs in a fraction of a s
-        X, y = load_digits(return_X_y=True)
-        keep = StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)
-        idx = next(keep)[1][:600]
-        return X[idx], y[idx]
+        return _subset(*load_digits(return_X_y=True), 600)
     if name == "wine":
         return load_wine(return_X_y=True)
     if name in ("australian", "pima", "phoneme", "spambase"):
         return load_dataset(name)
     if name == "penbased3000":  # a 3,000-row stratified subset of pen digits
-        X, y = load_dataset("penbased")
-        keep = StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)
-        idx = next(keep)[1][:3000]
-        return X[idx], y[idx]
+        return _subset(*load_dataset("penbased"), 3000)
     return load_breast_cancer(return_X_y=True)
 
 
