@@ -257,7 +257,10 @@ def main(benchmark: Benchmark, argv: list[str] | None = None) -> dict | None:
             return None
     elif args.command in benchmark.commands:
         benchmark.commands[args.command](args)
-    return publish(args.out, benchmark.name, benchmark.summarize(args))
+    # a benchmark may let its summary take another name (several summaries of one store)
+    return publish(
+        args.out, getattr(args, "summary_name", None) or benchmark.name, benchmark.summarize(args)
+    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Tuning tasks the other benchmarks do not use: plateaus, unseen models, heavy-tailed noise.
 
-Three families, each against the samplers a user would otherwise install, on the same tasks,
+Eight families, each against the samplers a user would otherwise install, on the same tasks,
 seeds and trial budgets:
 
 - ``plateau``: spaces where most of the box gives a chance-level model (fractional
@@ -11,6 +11,11 @@ seeds and trial budgets:
   scikit-learn's data sets;
 - ``heavy``: smooth test functions (Branin, Hartmann-6, Rosenbrock-4, Ackley-5) observed with
   Student-t noise of two degrees of freedom;
+- ``coco``: four functions of the COCO platform's BBOB suite (f1 sphere, f8 Rosenbrock, f15
+  rotated Rastrigin, f21 Gallagher's 101 peaks) in 2 and 5 dimensions, one fixed instance each,
+  observed with Student-t noise of two degrees of freedom; held out of every tuning of defaults;
+- ``gaussian``: the ``heavy`` family's functions with Gaussian noise of the same scale (what the
+  switch to a Student-t likelihood on noisy scores costs where the tails are light);
 - ``classic``: nine tasks built the way practitioners write spaces: forests (10 trees) and a
   tree over fractional ``min_samples_*``, ``min_weight_fraction_leaf``, ``max_features`` and
   ``min_impurity_decrease`` (best values often at an end of the range), MLPs with batch size,
@@ -30,8 +35,8 @@ credited with its exact CV accuracy (deterministic folds: the study's own raw va
 ``none`` gives every sampler the exact scores; setting ``10`` releases each score through the
 Laplace curator at a per-report epsilon of 10 (value range [0, 1]): privtune's sampler through
 its own ``privatize``, Optuna's samplers on the same released values (the same noise draw per
-trial number). The heavy tasks have their own noise; a pick is credited with the function's
-noise-free value.
+trial number). The heavy, COCO and Gaussian tasks have their own noise; a pick is credited
+with the function's noise-free value.
 
 Methods: ``privtune`` (``PrivateGPUCBSampler()``, the default algorithm), ``tpe``, ``gp``
 (Optuna's ``GPSampler``, needs torch), ``random``; ``hebo`` (HEBO behind an Optuna sampler,
@@ -51,8 +56,14 @@ search's mean loss at that budget (0: random search; 100: the best known), its m
 median over tasks (the mean swings with a task where random search is already near the best
 known); the mean rank of the methods per task; the tasks where a method is below random
 search beyond two standard errors; and the trapped studies, a study being trapped when its
-pick is below random search's median pick on that task at that budget. For the heavy family
-also the geometric mean over tasks of the regret relative to random search's.
+pick is below random search's median pick on that task at that budget. For the noisy
+families also the geometric mean over tasks of the regret relative to random search's.
+
+``summarize --methods default`` names the current default's stored runs ``default`` in each
+family (:data:`DEFAULT_RUNS`), ``previous`` the previous default's on the noisy families
+(:data:`PREVIOUS_RUNS`); ``--common-seeds`` keeps, per family, the seeds on which every method
+ran every task; ``--name`` writes the summary under another name (several summaries of one
+store).
 
 Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
 ``run`` processes share the work).
@@ -106,7 +117,11 @@ from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
 from privtune.space import Categorical, Integer, Real, SearchSpace
 
-FAMILIES = ["plateau", "unseen", "heavy", "classic", "classic_holdout", "ridge"]
+FAMILIES = [
+    "plateau", "unseen", "heavy", "classic", "classic_holdout", "ridge", "coco", "gaussian"
+]  # fmt: skip
+#: The families of synthetic functions with their own noise (setting ``none`` only).
+NOISY_FAMILIES = ("heavy", "coco", "gaussian")
 METHODS = ["privtune", "tpe", "gp", "random"]
 SETTINGS = ["none", "10"]
 CHECKPOINTS = [20, 40, 60]
@@ -191,13 +206,17 @@ def plateau_objective(x) -> float:
     return 0.1 + jitter + 0.8 * good * (0.7 + 0.3 * x[0])
 
 
-def _synthetic(name, family, dim, fn, best, noise: float = 0.0) -> Task:
-    """A task on ``[0, 1]^dim`` maximising ``fn``; ``noise`` scales Student-t(2) noise."""
+def _synthetic(name, family, dim, fn, best, noise: float = 0.0, tails: bool = True) -> Task:
+    """A task on ``[0, 1]^dim`` maximising ``fn``; ``noise`` scales Student-t(2) noise (with
+    ``tails=False``, standard normal noise)."""
 
     def evaluate(params, seed, rng):
         x = np.array([params[f"x{i}"] for i in range(dim)])
         true = float(fn(x))
-        return true + (noise * float(rng.standard_t(2)) if noise else 0.0), true
+        if not noise:
+            return true, true
+        draw = rng.standard_t(2) if tails else rng.standard_normal()
+        return true + noise * float(draw), true
 
     return Task(name, family, lambda: {f"x{i}": Real(0.0, 1.0) for i in range(dim)}, evaluate, best)
 
@@ -232,6 +251,88 @@ def _ackley5(x):
     n = z.size
     a = -20 * math.exp(-0.2 * math.sqrt(float(z @ z) / n))
     return -(a - math.exp(float(np.sum(np.cos(2 * math.pi * z))) / n) + 20 + math.e)
+
+
+# -- COCO-style functions (the BBOB suite's definitions, one fixed instance each) ---------------
+
+
+def _t_osz(v: np.ndarray) -> np.ndarray:
+    """BBOB's oscillation transformation, elementwise."""
+    v = np.asarray(v, dtype=float)
+    xh = np.log(np.abs(v), out=np.zeros_like(v), where=v != 0)
+    c1, c2 = np.where(v > 0, 10.0, 5.5), np.where(v > 0, 7.9, 3.1)
+    return np.sign(v) * np.exp(xh + 0.049 * (np.sin(c1 * xh) + np.sin(c2 * xh)))
+
+
+def _t_asy(v: np.ndarray, beta: float) -> np.ndarray:
+    """BBOB's asymmetry transformation ``T_asy^beta``."""
+    d = v.size
+    e = 1.0 + beta * np.arange(d) / max(d - 1, 1) * np.sqrt(np.maximum(v, 0.0))
+    return np.where(v > 0, np.abs(v) ** e, v)
+
+
+def _lambda(alpha: float, d: int) -> np.ndarray:
+    """BBOB's diagonal conditioning ``Lambda^alpha`` (its diagonal)."""
+    return alpha ** (0.5 * np.arange(d) / max(d - 1, 1))
+
+
+def _rotation(rng: np.random.Generator, d: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    return q * np.sign(np.diag(r))
+
+
+def _coco(fid: int, d: int) -> Callable[[np.ndarray], float]:
+    """BBOB function ``fid`` (1 sphere, 8 Rosenbrock, 15 rotated Rastrigin, 21 Gallagher's 101
+    peaks) in ``d`` dimensions, as a function to maximise on ``[0, 1]^d`` (the negated value on
+    BBOB's ``[-5, 5]^d``; the optimum 0). One instance, drawn from a generator seeded by
+    ``(fid, d)``: the optimum uniform in ``[-4, 4]^d`` (``[-3, 3]^d`` for Rosenbrock), random
+    rotations and peaks."""
+    rng = np.random.default_rng([fid, d])
+    x_opt = rng.uniform(-4.0, 4.0, d) * (0.75 if fid == 8 else 1.0)
+    if fid == 1:
+        return lambda u: -float(np.sum((10.0 * u - 5.0 - x_opt) ** 2))
+    if fid == 8:
+        scale = max(1.0, math.sqrt(d) / 8.0)
+
+        def rosenbrock(u):
+            z = scale * (10.0 * u - 5.0 - x_opt) + 1.0
+            return -float(np.sum(100 * (z[:-1] ** 2 - z[1:]) ** 2 + (z[:-1] - 1) ** 2))
+
+        return rosenbrock
+    if fid == 15:
+        r, q, lam = _rotation(rng, d), _rotation(rng, d), _lambda(10.0, d)
+
+        def rastrigin(u):
+            z = r @ (lam * (q @ _t_asy(_t_osz(r @ (10.0 * u - 5.0 - x_opt)), 0.2)))
+            return -float(10 * (d - np.sum(np.cos(2 * math.pi * z))) + z @ z)
+
+        return rastrigin
+    if fid == 21:
+        r = _rotation(rng, d)
+        w = np.concatenate([[10.0], 1.1 + 8.0 * np.arange(100) / 99.0])
+        alphas = np.concatenate([[1000.0], rng.permutation(1000.0 ** (2 * np.arange(100) / 99))])
+        conds = np.array([rng.permutation(_lambda(a, d)) / a**0.25 for a in alphas[:101]])
+        peaks = np.vstack([x_opt, rng.uniform(-5.0, 5.0, (100, d))])
+
+        def gallagher(u):
+            diff = (r @ ((10.0 * u - 5.0) - peaks).T).T
+            g = float(np.max(w * np.exp(-np.sum(conds * diff**2, 1) / (2 * d))))
+            return -float(_t_osz(np.array([10.0 - g]))[0] ** 2)
+
+        return gallagher
+    raise ValueError(f"fid: 1, 8, 15 or 21, got {fid}")
+
+
+def _coco_task(fid: int, d: int) -> Task:
+    """A COCO-style task: BBOB function ``fid`` in ``d`` dimensions (:func:`_coco`) observed
+    with Student-t(2) noise whose scale is 1 % of the function's median gap to its optimum over
+    1,024 uniform points of the cube (fixed per task): on most of the eight problems the noise's
+    typical size is then near random search's regret after 60 trials, where the search is
+    decided."""
+    fn = _coco(fid, d)
+    u = np.random.default_rng([fid, d, 1]).random((1024, d))
+    scale = 0.01 * -float(np.median([fn(p) for p in u]))
+    return _synthetic(f"coco_f{fid}_{d}d_t2", "coco", d, fn, 0.0, noise=scale)
 
 
 # -- the classic family's models and spaces ---------------------------------------------------
@@ -519,6 +620,13 @@ TASKS: dict[str, Task] = {
         _synthetic("hartmann6_t2", "heavy", 6, _hartmann6, 3.32237, noise=0.15),
         _synthetic("rosenbrock4_t2", "heavy", 4, _rosenbrock4, 0.0, noise=0.2),
         _synthetic("ackley5_t2", "heavy", 5, _ackley5, 0.0, noise=0.4),
+        # -- the same functions with Gaussian noise of the same scale ------------------------
+        _synthetic("branin_n", "gaussian", 2, _branin, -0.397887, noise=15.0, tails=False),
+        _synthetic("hartmann6_n", "gaussian", 6, _hartmann6, 3.32237, noise=0.15, tails=False),
+        _synthetic("rosenbrock4_n", "gaussian", 4, _rosenbrock4, 0.0, noise=0.2, tails=False),
+        _synthetic("ackley5_n", "gaussian", 5, _ackley5, 0.0, noise=0.4, tails=False),
+        # -- COCO-style functions with heavy tails (held out of every tuning of defaults) -----
+        *(_coco_task(fid, d) for fid in (1, 8, 15, 21) for d in (2, 5)),
     ]
 }
 
@@ -617,8 +725,8 @@ def _runs(args: argparse.Namespace):
     for family, setting, seed, method in itertools.product(
         args.family, args.settings, args.seeds, args.methods
     ):
-        if family == "heavy" and setting != "none":
-            continue  # the heavy tasks carry their own noise
+        if family in NOISY_FAMILIES and setting != "none":
+            continue  # these tasks carry their own noise
         if not harness.sampler_available(method):
             continue
         for name, task in TASKS.items():
@@ -653,6 +761,63 @@ def _loss(task: Task, value: float) -> float:
     return (task.best if task.best is not None else 1.0) - value
 
 
+#: The stored runs that are the current default's studies, per family and setting: the
+#: default's code at the time of the runs, under the name it was measured as. On exact scores
+#: (every family but the noisy ones) ``KP`` and ``privtune`` ran before the switch to the
+#: Student-t likelihood on a disagreeing repeat (``student_t_on_repeat``), which exact scores
+#: never make: rerun and compared trial by trial, the studies are the same. On the noisy
+#: families the default is ``AR``, that switch on top of the earlier default. ``summarize
+#: --methods default`` reports them as ``default``; under privacy the default's runs are
+#: ``privtune``.
+DEFAULT_RUNS = {
+    ("classic", "none"): "privtune:KP",
+    ("classic_holdout", "none"): "privtune:KP",
+    ("plateau", "none"): "privtune:KP",
+    ("unseen", "none"): "privtune:KP",
+    ("ridge", "none"): "privtune",
+    ("heavy", "none"): "privtune:AR",
+    ("coco", "none"): "privtune:AR",
+    ("gaussian", "none"): "privtune:AR",
+}
+
+
+#: The runs of the previous default on the noisy families, the Gaussian likelihood throughout
+#: (before ``student_t_on_repeat``): ``summarize --methods previous``.
+PREVIOUS_RUNS = {
+    ("heavy", "none"): "privtune:KP2",
+    ("coco", "none"): "privtune",
+    ("gaussian", "none"): "privtune:G",
+}
+#: The names ``summarize`` gives stored runs: ``default`` (:data:`DEFAULT_RUNS`; ``privtune``
+#: under privacy) and ``previous`` (:data:`PREVIOUS_RUNS`).
+ALIASES = {"default": DEFAULT_RUNS, "previous": PREVIOUS_RUNS}
+
+
+def _aliased(row: dict, names: list[str]) -> dict:
+    """``row`` with its method renamed to the first of ``names`` (keys of :data:`ALIASES`)
+    whose runs it is."""
+    for name in names:
+        runs = ALIASES[name]
+        fallback = "privtune" if name == "default" and row["setting"] != "none" else None
+        if row["method"] == runs.get((row["family"], row["setting"]), fallback):
+            return {**row, "method": name}
+    return row
+
+
+def _common_seeds(group: list[dict]) -> list[dict]:
+    """The runs of the seeds on which every method of ``group`` ran every task of it; a method
+    that has not run every task on any one seed is left out first."""
+    tasks = {r["task"] for r in group}
+    done: dict[tuple, set] = {}
+    for r in group:
+        done.setdefault((r["method"], r["seed"]), set()).add(r["task"])
+    complete = {k for k, ran in done.items() if ran == tasks}
+    methods = {m for m, _ in complete}
+    seeds = {s for _, s in complete}
+    full = {s for s in seeds if all((m, s) in complete for m in methods)}
+    return [r for r in group if r["method"] in methods and r["seed"] in full]
+
+
 def summarize(args: argparse.Namespace) -> harness.Report:
     """Normalised scores, mean ranks and losses to random search, per family and setting
     (``tuning_suite.json``, ``.md`` and ``.png``)."""
@@ -664,6 +829,9 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         and r["setting"] in args.settings
         and (not args.tasks or r["task"] in args.tasks)
     ]
+    aliases = [m for m in args.methods if m in ALIASES]
+    if aliases:
+        rows = [_aliased(r, aliases) for r in rows]
     # the methods asked for (random search, the reference, always)
     rows = [r for r in rows if r["method"] in {*args.methods, "random"}]
     summary: dict = {}
@@ -671,6 +839,10 @@ def summarize(args: argparse.Namespace) -> harness.Report:
     for r in rows:
         groups.setdefault((r["family"], r["setting"]), []).append(r)
     for (family, setting), group in sorted(groups.items()):
+        if args.common_seeds:
+            group = _common_seeds(group)
+            if not group:
+                continue
         methods = sorted({r["method"] for r in group})
         tasks = sorted({r["task"] for r in group})
         out: dict = {"methods": methods, "tasks": tasks, "budgets": {}}
@@ -749,7 +921,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                     for m in methods
                 },
             }
-            if family == "heavy":
+            if family in NOISY_FAMILIES:
                 out["budgets"][n]["regret_vs_random"] = {
                     m: float(
                         np.exp(
@@ -953,7 +1125,7 @@ def _plot(plt: Any, summary: dict, path: Path) -> None:
         budgets = [int(n) for n in out["budgets"]]
         for m in out["methods"]:
             ys = [out["budgets"][str(n)]["median_score"].get(m, np.nan) for n in budgets]
-            main = m == "privtune"  # the default, drawn on top
+            main = m in ("privtune", "default")  # the default, drawn on top
             ax.plot(
                 budgets,
                 ys,
@@ -973,7 +1145,11 @@ def _plot(plt: Any, summary: dict, path: Path) -> None:
         ax.set_xticks(budgets)
     handles = [
         plt.Line2D(
-            [], [], color="black" if m == "privtune" else colours[m], marker=markers[m], label=m
+            [],
+            [],
+            color="black" if m in ("privtune", "default") else colours[m],
+            marker=markers[m],
+            label=m,
         )
         for m in methods
     ]
@@ -991,6 +1167,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=SEEDS)
     parser.add_argument("--checkpoints", nargs="+", type=int, default=CHECKPOINTS)
     parser.add_argument("--variant", action="append", default=[], help="NAME=JSON kwargs")
+    parser.add_argument(
+        "--name",
+        dest="summary_name",
+        default="tuning_suite",
+        help="the summary's files: NAME.json, .md and .png in the results folder",
+    )
+    parser.add_argument(
+        "--common-seeds",
+        action="store_true",
+        help="summarize each family on the seeds every method ran on every task of it",
+    )
 
 
 def _quick(args: argparse.Namespace) -> None:

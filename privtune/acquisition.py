@@ -39,6 +39,7 @@ __all__ = [
     "ProbabilityOfImprovement",
     "argmax_random_tie",
     "baseline_level",
+    "coordinate_moves",
     "log_expected_improvement",
     "log_h",
     "make_acquisition",
@@ -594,6 +595,68 @@ def _spread_starts(values: np.ndarray, rng: np.random.Generator, k: int) -> np.n
         return np.array([best])
     more = rng.choice(values.size, size=n_more, replace=False, p=probs / probs.sum())
     return np.append(best, more)
+
+
+def _block_values(b: Block, n: int) -> np.ndarray:
+    """At most ``n`` encodings of block ``b``, one per row: ``n`` evenly spaced values of a
+    real coordinate, its ends included; every value of a finite block, or ``n`` of them
+    evenly spaced when it has more."""
+    if b.kind == "real":
+        return np.linspace(0.0, 1.0, n)[:, None]
+    vals = b.values()
+    if len(vals) > n:
+        vals = vals[np.unique(np.round(np.linspace(0, len(vals) - 1, n)).astype(int))]
+    return vals
+
+
+def coordinate_moves(
+    x: np.ndarray,
+    layout: Sequence[Block],
+    *,
+    n_line: int = 65,
+    n_pair: int = 9,
+    pairs: bool = False,
+) -> np.ndarray:
+    """Points that differ from ``x`` in one parameter (and with ``pairs``, in two).
+
+    Each parameter of ``layout`` takes ``n_line`` values (:func:`_block_values`) with the others
+    kept at ``x``'s; with ``pairs``, each two parameters take the ``n_pair x n_pair`` grid of
+    their values. The candidates of a local probe around an incumbent: on a ridge the better
+    configurations are often a step or two away along the parameters, where a stationary
+    model's variance is small and a search over the whole cube seldom looks.
+
+    Parameters
+    ----------
+    x : ndarray of shape (dim,)
+        The centre, a valid encoding.
+    layout : sequence of privtune.cube.Block
+        The parameters' blocks of coordinates.
+    n_line, n_pair : int
+        Values per parameter moved alone, and per parameter of a moved pair.
+    pairs : bool, default=False
+        Also move every two parameters together.
+
+    Returns
+    -------
+    ndarray of shape (n, dim)
+        The moved points (``x`` itself may be among them).
+    """
+    x = np.asarray(x, dtype=float)
+    rows = []
+    for b in layout:
+        vals = _block_values(b, n_line)
+        moved = np.repeat(x[None, :], len(vals), axis=0)
+        moved[:, b.slice] = vals
+        rows.append(moved)
+    if pairs:
+        for i, a in enumerate(layout):
+            for b in layout[i + 1 :]:
+                va, vb = _block_values(a, n_pair), _block_values(b, n_pair)
+                moved = np.repeat(x[None, :], len(va) * len(vb), axis=0)
+                moved[:, a.slice] = np.repeat(va, len(vb), axis=0)
+                moved[:, b.slice] = np.tile(vb, (len(va), 1))
+                rows.append(moved)
+    return np.vstack(rows)
 
 
 def _enumerate(finite: Sequence[Block], dim: int) -> np.ndarray:

@@ -281,9 +281,11 @@ class PrivateGPUCBSampler(BaseSampler):
         :func:`privtune.tuning.make_optimizer` (``kernel``, ``lam``, ``beta_scale``, ``k``...).
     heavy_tailed : bool, default=False
         Say that the objective's values have heavy-tailed noise (rare, far-off values).
-        ``algorithm="auto"`` then fits a Student-t likelihood instead of a Gaussian one, so a
-        lucky or unlucky value stops pulling the model (measured on the benchmarks page,
-        "Plateaus, unseen tasks and heavy tails"). Available with ``"auto"`` or ``"gp-ucb"``.
+        ``algorithm="auto"`` then fits a Student-t likelihood instead of a Gaussian one from
+        the first trial, so a lucky or unlucky value stops pulling the model (measured on the
+        benchmarks page, "Heavy tails"). Without privacy the default switches to it by itself
+        once the start-up's repeat of a configuration returns another value. Available with
+        ``"auto"`` or ``"gp-ucb"``.
     warn_independent_sampling : bool, default=True
         Log Optuna's warning when a parameter is sampled independently (once per parameter).
     privacy_budget : tuple of float, optional

@@ -234,8 +234,10 @@ EXACT_MIN_SKILL = 0.2
 #: 17 normalised points at 40 and 60 trials on the tuning suite's classic family.
 EXACT_PRIORS = Priors(family="optuna", mean_scale=0.0)
 #: The degrees of freedom of the Student-t likelihood ``"gp-ucb"`` takes when the user says the
-#: scores are heavy-tailed (``heavy_tailed=True``): measured on the tuning suite's heavy-tailed
-#: family against the Gaussian nugget, TGP-, ATA- and MoMA-GP-UCB (benchmarks page).
+#: scores are heavy-tailed (``heavy_tailed=True``), and without privacy once the start-up's
+#: repeat of a configuration returns another score: measured on the tuning suite's heavy-tailed
+#: family against the Gaussian nugget, TGP-, ATA- and MoMA-GP-UCB, and on its COCO family
+#: (docs/benchmarks/tuning.md, "Heavy tails").
 HEAVY_TAILED_DF = 3.0
 
 
@@ -290,11 +292,12 @@ def smooth_prior_applies(epsilon: float) -> bool:
 
 def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[str, Any]:
     """Tuning defaults of ``"gp-ucb"``: those of the GP family; with the fitted surrogate,
-    :func:`exact_acquisition`, :data:`EXACT_MIN_SKILL` and :data:`EXACT_PRIORS` for exact
-    scores and
-    :func:`private_acquisition` for privatized ones, with :data:`PRIVATE_PRIORS` where
-    :func:`smooth_prior_applies`; for heavy-tailed scores a Student-t likelihood with
-    :data:`HEAVY_TAILED_DF` degrees of freedom."""
+    :func:`exact_acquisition`, :data:`EXACT_MIN_SKILL`, :data:`EXACT_PRIORS` and the switch to
+    a Student-t likelihood with :data:`HEAVY_TAILED_DF` degrees of freedom once a repeated
+    configuration returns another score (``student_t_on_repeat``: the scores are noisy) when
+    they are not privatized, and :func:`private_acquisition` for privatized ones, with
+    :data:`PRIVATE_PRIORS` where :func:`smooth_prior_applies`; for scores the user says are
+    heavy-tailed the Student-t likelihood from the start."""
     kwargs = gp_defaults(setting, overrides)
     fitted = kwargs.get("surrogate") == "fitted"
     if setting.epsilon is None and fitted:
@@ -302,6 +305,7 @@ def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[st
             acquisition=exact_acquisition(),
             min_skill=EXACT_MIN_SKILL,
             priors=EXACT_PRIORS,
+            student_t_on_repeat=HEAVY_TAILED_DF,
         )
     elif fitted and setting.epsilon is not None:
         kwargs["acquisition"] = private_acquisition()
@@ -314,6 +318,7 @@ def gp_ucb_defaults(setting: BuildSetting, overrides: dict[str, Any]) -> dict[st
                 'surrogate (optimizer_kwargs={"surrogate": "fixed"}) has none.'
             )
         kwargs["student_t_df"] = HEAVY_TAILED_DF
+        kwargs.pop("student_t_on_repeat", None)
     return kwargs
 
 
@@ -385,8 +390,8 @@ REGISTRY: dict[str, AlgorithmSpec] = {
 }
 
 #: What ``algorithm="auto"`` resolves to, for exact scores and for scores released with
-#: epsilon-LDP: the best measured in the tuning benchmark (docs/benchmarks/tuning.md, "The default
-#: algorithm").
+#: epsilon-LDP: the best measured in the tuning benchmark
+#: (docs/benchmarks/tuning-history.md, "The default algorithm").
 AUTO = {"exact": "gp-ucb", "ldp": "gp-ucb"}
 
 

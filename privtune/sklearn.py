@@ -1051,9 +1051,11 @@ default="auto"
     heavy_tailed : bool, default=False
         Say that the scores have heavy-tailed noise (rare, far-off values: an unstable
         estimator, a small or unbalanced validation set). ``algorithm="auto"`` then fits a
-        Student-t likelihood instead of a Gaussian one, so a lucky or unlucky score stops
-        pulling the model; measured on the benchmarks page ("Plateaus, unseen tasks and heavy
-        tails"). Available with ``algorithm="auto"`` or ``"gp-ucb"``.
+        Student-t likelihood instead of a Gaussian one from the first candidate, so a lucky or
+        unlucky score stops pulling the model; measured on the benchmarks page ("Heavy
+        tails"). Without privacy the default switches to it by itself once the start-up's
+        repeat of a candidate returns another score. Available with ``algorithm="auto"`` or
+        ``"gp-ucb"``.
     evaluate_default : bool, default=True
         Evaluate the untuned estimator (its own values of the space's parameters) first, so
         that it is among the candidates the pick is chosen from and tuning never loses it;

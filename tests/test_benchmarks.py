@@ -678,6 +678,56 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
     assert (tmp_path / "quick" / "tuning_suite.png").stat().st_size > 0
 
 
+def test_tuning_suite_coco_functions_have_their_optimum_zero_at_the_drawn_point():
+    """Each BBOB-style function is 0 at its instance's optimum (``x_opt``, the first peak of
+    Gallagher's) and below 0 at random points of the cube; its task's noise is Student-t with
+    a fixed scale, so two evaluations at one point differ and the credited value does not."""
+    from benchmarks import tuning_suite
+
+    rng = np.random.default_rng(0)
+    for fid in (1, 8, 15, 21):
+        for d in (2, 5):
+            fn = tuning_suite._coco(fid, d)
+            x_opt = np.random.default_rng([fid, d]).uniform(-4.0, 4.0, d)
+            x_opt *= 0.75 if fid == 8 else 1.0
+            assert fn((x_opt + 5.0) / 10.0) == pytest.approx(0.0, abs=1e-9)
+            assert max(fn(u) for u in rng.random((200, d))) < 0.0
+            task = tuning_suite.TASKS[f"coco_f{fid}_{d}d_t2"]
+            assert task.family == "coco" and task.best == 0.0
+            params = {f"x{i}": 0.5 for i in range(d)}
+            (a, true_a), (b, true_b) = (
+                task.evaluate(params, 0, np.random.default_rng(k)) for k in (1, 2)
+            )
+            assert true_a == true_b == fn(np.full(d, 0.5)) and a != b
+    with pytest.raises(ValueError, match="fid"):
+        tuning_suite._coco(2, 2)
+
+
+def test_tuning_suite_names_the_defaults_runs_and_keeps_common_seeds():
+    from benchmarks import tuning_suite
+
+    def row(family, method, seed=0, task="t", setting="none"):
+        return {"family": family, "method": method, "seed": seed, "task": task, "setting": setting}
+
+    names = ["default", "previous"]
+    assert tuning_suite._aliased(row("heavy", "privtune:AR"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("heavy", "privtune:KP2"), names)["method"] == "previous"
+    assert tuning_suite._aliased(row("classic", "privtune:KP"), names)["method"] == "default"
+    # under privacy the default's runs are privtune's; a variant keeps its name
+    assert tuning_suite._aliased(row("unseen", "privtune", setting="10"), names)["method"] == (
+        "default"
+    )
+    assert tuning_suite._aliased(row("classic", "privtune:SP5"), names)["method"] == "privtune:SP5"
+    # seed 1 lacks gp's run of task u: only seed 0 is common to every method and task
+    group = [row("f", m, s, t) for m in ("a", "gp") for s in (0, 1) for t in ("t", "u")]
+    group = [r for r in group if not (r["method"] == "gp" and r["seed"] == 1 and r["task"] == "u")]
+    assert {r["seed"] for r in tuning_suite._common_seeds(group)} == {0}
+    assert len(tuning_suite._common_seeds(group)) == 4
+    # a method without one complete seed is left out, not the family
+    group += [row("f", "hebo", 0, "t")]
+    assert {r["method"] for r in tuning_suite._common_seeds(group)} == {"a", "gp"}
+
+
 def out_setting(out: dict, summary: dict) -> str:
     """The setting of one family's summary (its key ``family|setting``)."""
     return next(k for k, v in summary.items() if v is out).split("|")[1]

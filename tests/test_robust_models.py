@@ -96,6 +96,37 @@ def test_student_t_likelihood_discounts_an_outlier():
     assert gp.nugget_multipliers[7] > 20.0 * np.median(gp.nugget_multipliers)
 
 
+@pytest.mark.parametrize("noisy", [False, True])
+def test_the_likelihood_turns_student_t_when_a_repeat_disagrees(noisy):
+    """``student_t_on_repeat``: the Gaussian nugget while every repeated configuration got the
+    same reward; from the first repeat with another reward on, the Student-t likelihood, and
+    the model is then the one a Student-t optimizer told the same history builds."""
+    from privtune.optimizers import GPUCB
+
+    def told(**kwargs):
+        opt = GPUCB(2, seed=0, surrogate="fitted", acquisition="logei", **kwargs)
+        for x, v in zip(X, y, strict=True):
+            opt.tell(x, float(v))
+        return opt
+
+    rng = np.random.default_rng(0)
+    X = rng.random((8, 2))
+    y = np.sin(5.0 * X[:, 0])
+    X = np.vstack([X, X[2]])  # the start-up's repeat
+    y = np.append(y, y[2] + (0.3 if noisy else 0.0))
+    opt = told(student_t_on_repeat=3.0)
+    grid = rng.random((50, 2))
+    if noisy:
+        assert opt.likelihood_df == 3.0 and opt._gp.student_t_df == 3.0
+        reference = told(student_t_df=3.0)
+    else:
+        assert opt.likelihood_df is None and opt._gp.student_t_df is None
+        reference = told()
+    np.testing.assert_allclose(opt.predict(grid)[0], reference.predict(grid)[0], atol=1e-8)
+    with pytest.raises(ValueError, match="student_t_on_repeat needs the fitted surrogate"):
+        GPUCB(2, student_t_on_repeat=3.0)
+
+
 def test_input_warping_needs_the_fitted_surrogate_and_a_bool():
     for name, value in (("input_warping", True), ("output_warping", True), ("student_t_df", 3)):
         with pytest.raises(ValueError, match=f"{name} needs the fitted surrogate"):
@@ -111,7 +142,18 @@ def test_heavy_tailed_gives_gp_ucb_the_student_t_likelihood_with_or_without_priv
         assert make_optimizer("gp-ucb", 2, epsilon=epsilon).student_t_df is None
         opt = make_optimizer("gp-ucb", 2, epsilon=epsilon, heavy_tailed=True)
         assert opt.student_t_df == HEAVY_TAILED_DF
+        assert opt.student_t_on_repeat is None and opt.likelihood_df == HEAVY_TAILED_DF
     assert TuningEngine("auto", heavy_tailed=True).algorithm == "gp-ucb"
+
+
+def test_without_privacy_the_default_turns_student_t_on_noisy_scores_only():
+    """The exact-score default switches to the Student-t likelihood on a disagreeing repeat;
+    under privacy (the curator's noise is known and Gaussian in the model) it does not, and a
+    user's ``student_t_on_repeat=None`` keeps the Gaussian nugget throughout."""
+    assert make_optimizer("gp-ucb", 2).student_t_on_repeat == HEAVY_TAILED_DF
+    assert make_optimizer("gp-ucb", 2, epsilon=10.0).student_t_on_repeat is None
+    off = make_optimizer("gp-ucb", 2, optimizer_kwargs={"student_t_on_repeat": None})
+    assert off.student_t_on_repeat is None
 
 
 def test_heavy_tailed_is_refused_where_it_would_do_nothing():

@@ -35,6 +35,7 @@ from ..acquisition import (
     Acquisition,
     AcquisitionState,
     argmax_random_tie,
+    coordinate_moves,
     make_acquisition,
     maximize,
     raw_samples,
@@ -183,6 +184,14 @@ class BaseOptimizer:
         (:func:`privtune.acquisition.maximize`): the best raw samples and anchors, or
         Optuna's GPSampler's rule (the best raw sample, a roulette over the others and the
         best told point).
+    stall_probe : int, optional
+        Once the best told point (by told reward for exact rewards, by posterior mean
+        otherwise) has not changed for this many told rewards, and while it is above the
+        median, every other proposal maximises the acquisition over the points that differ
+        from it in one parameter (:func:`privtune.acquisition.coordinate_moves`) instead of
+        over the whole cube (a local probe of a stalled study). Default: off.
+    probe_pairs : bool, default=False
+        The local probe also moves every two parameters together.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -206,6 +215,8 @@ class BaseOptimizer:
         min_signal: float | None = None,
         acq_maxiter: int = 50,
         start_rule: str = "top",
+        stall_probe: int | None = None,
+        probe_pairs: bool = False,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -234,6 +245,8 @@ class BaseOptimizer:
         if start_rule not in START_RULES:
             raise ValueError(f"start_rule must be one of {START_RULES}, got {start_rule!r}.")
         self.start_rule = start_rule
+        self.stall_probe = None if stall_probe is None else check_int("stall_probe", stall_probe)
+        self.probe_pairs = check_bool("probe_pairs", probe_pairs)
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -669,6 +682,8 @@ class BaseOptimizer:
             return self._uniform_point(C, P)
         if self._flat():
             return self._space_filling_point(C, P)
+        if C is None:
+            C = self._probe_candidates(P)
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
         state = AcquisitionState(
@@ -680,9 +695,7 @@ class BaseOptimizer:
         )
 
         # never a configuration being evaluated, nor (with exact scores) one already told
-        told = {x.tobytes() for x in self.X} if self._exact() else set()
-        if P is not None:
-            told.update(x.tobytes() for x in np.asarray(P, dtype=float))
+        told = self._taken(P, told=self._exact())
 
         def acq(Z: np.ndarray) -> np.ndarray:
             mean, var = posterior(Z)
@@ -778,6 +791,33 @@ class BaseOptimizer:
         value = self.signal_share() if noisy else self.model_skill()
         return value is not None and not value > threshold
 
+    def _probe_candidates(self, P: np.ndarray | None) -> np.ndarray | None:
+        """The local probe's candidates when the study has stalled (``stall_probe``), else
+        ``None`` (the whole cube).
+
+        The best told point is the incumbent: by told reward for exact rewards, by posterior
+        mean otherwise. It has stalled when the last ``stall_probe`` told rewards did not
+        replace it; the probe then takes every other proposal (the others search the cube as
+        usual), and only while the incumbent is above the median of the told points (a probe
+        around a chance-level incumbent would only circle it). Candidates already told (exact
+        rewards) or pending are left out.
+        """
+        k = self.stall_probe
+        if k is None or self.t <= k:
+            return None
+        exact = self._exact()
+        score = self.y if exact else self._mean(self.X)
+        best = int(np.argmax(score))
+        stalled = self.t - 1 - best
+        if stalled < k or (stalled - k) % 2 or not score[best] > np.median(score):
+            return None
+        C = coordinate_moves(self.X[best], self.layout, pairs=self.probe_pairs)
+        if self.snap is not None:
+            C = self.snap(C)
+        seen = self._taken(P, told=exact)
+        fresh = np.fromiter((c.tobytes() not in seen for c in C), bool, C.shape[0])
+        return C[fresh] if fresh.any() else None
+
     def _space_filling_point(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         """The candidate farthest from every told and pending point (maximin distance).
 
@@ -802,9 +842,7 @@ class BaseOptimizer:
         """A uniform draw (a uniform row of ``C``), not one already told or pending when
         another can be found: in a space of few configurations the start-up draws are then
         distinct, as RandomizedSearchCV's are."""
-        seen = {x.tobytes() for x in self.X}
-        if P is not None:
-            seen.update(x.tobytes() for x in np.asarray(P, dtype=float))
+        seen = self._taken(P)
         if C is not None:
             fresh = [i for i, c in enumerate(C) if c.tobytes() not in seen]
             rows = fresh if fresh else range(C.shape[0])
@@ -815,6 +853,14 @@ class BaseOptimizer:
             if x.tobytes() not in seen:
                 break
         return x
+
+    def _taken(self, P: np.ndarray | None, *, told: bool = True) -> set[bytes]:
+        """The configurations a proposal should not repeat, as byte keys: the pending points
+        ``P`` and, with ``told``, the told ones."""
+        seen = {x.tobytes() for x in self._X} if told else set()
+        if P is not None:
+            seen.update(x.tobytes() for x in np.asarray(P, dtype=float))
+        return seen
 
     def _incumbents(self) -> np.ndarray | None:
         """The best told point (by told reward), a start of the ``"spread"`` rule, its real
@@ -897,6 +943,12 @@ class KernelOptimizer(BaseOptimizer):
         With the fitted surrogate, a Student-t likelihood with this many degrees of freedom for
         the noise the known variances do not explain (heavy-tailed scores; see
         :class:`privtune.gp.GaussianProcess`). Default: the Gaussian nugget.
+    student_t_on_repeat : float, optional
+        With the fitted surrogate and no ``student_t_df``: the Gaussian nugget while the scores
+        look deterministic, and a Student-t likelihood with this many degrees of freedom from
+        the first configuration told twice with two different rewards on (the scores are
+        noisy, and a heavy-tailed draw would pull a Gaussian fit). Exact scores never switch.
+        Default: off.
     input_warping : bool, default=False
         With the fitted surrogate, fit a Kumaraswamy warp of each real and discrete parameter
         with the model (for parameters whose effect concentrates at one end of their range).
@@ -924,6 +976,7 @@ class KernelOptimizer(BaseOptimizer):
         surrogate: str = "fixed",
         priors: Priors | None = None,
         student_t_df: float | None = None,
+        student_t_on_repeat: float | None = None,
         input_warping: bool = False,
         output_warping: bool = False,
         **kwargs,
@@ -949,10 +1002,16 @@ class KernelOptimizer(BaseOptimizer):
         self.student_t_df = (
             None if student_t_df is None else check_float("student_t_df", student_t_df, low=0.0)
         )
+        self.student_t_on_repeat = (
+            None
+            if student_t_on_repeat is None
+            else check_float("student_t_on_repeat", student_t_on_repeat, low=0.0)
+        )
         self.input_warping = check_bool("input_warping", input_warping)
         self.output_warping = check_bool("output_warping", output_warping)
         for name, on in (
             ("student_t_df", self.student_t_df is not None),
+            ("student_t_on_repeat", self.student_t_on_repeat is not None),
             ("input_warping", self.input_warping),
             ("output_warping", self.output_warping),
         ):
@@ -965,6 +1024,16 @@ class KernelOptimizer(BaseOptimizer):
                 "not keep its meaning in warped units. Use input_warping, which is valid with "
                 "privacy."
             )
+
+    @property
+    def likelihood_df(self) -> float | None:
+        """The degrees of freedom of the fitted surrogate's Student-t likelihood now
+        (``None``: the Gaussian nugget): ``student_t_df``, or ``student_t_on_repeat`` once a
+        configuration told twice got two different rewards (:meth:`repeats`)."""
+        if self.student_t_df is not None or self.student_t_on_repeat is None:
+            return self.student_t_df
+        n_repeats, agree = self.repeats()
+        return self.student_t_on_repeat if n_repeats and not agree else None
 
     def _after_observe(self) -> None:
         if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:

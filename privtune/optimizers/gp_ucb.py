@@ -42,12 +42,13 @@ class _ExactGPOptimizer(KernelOptimizer):
         self._y_used: list[float] = []
 
     def _new_gp(self) -> GaussianProcess:
+        self._built_df = self.likelihood_df
         if self.surrogate == "fitted":
             return GaussianProcess.fitted(
                 self.dim,
                 self.layout,
                 self.priors,
-                student_t_df=self.student_t_df,
+                student_t_df=self._built_df,
                 input_warping=self.input_warping,
                 output_warping=self.output_warping,
             )
@@ -61,6 +62,8 @@ class _ExactGPOptimizer(KernelOptimizer):
         y_used = self._transform_reward(y, self.t)
         self._y_used.append(y_used)
         self._gp.add(x, y_used, self._v[-1])
+        if self.likelihood_df != self._built_df:  # a repeat disagreed: the scores are noisy
+            self._rebuild()
 
     def _posterior(self, X, P):
         return self._gp.posterior(X, P)

@@ -20,10 +20,10 @@ with ``c`` the bound on ``E|eta|^{1+alpha}`` (LDP:
 
 Deviations, named: the theoretical ``k`` is in the hundreds for any useful ``T`` (295 at T =
 1000, delta = 0.05), which leaves a handful of epochs; the default is the practical ``k = 3``
-(chosen on the synthetic benchmark: docs/benchmarks/tuning.md, "How the practical defaults were
-chosen") and ``k="theory"`` gives the theorem's value. Epochs complete when their ``k``-th
-reward is told, possibly out of order when several are evaluated in parallel; the model is
-refitted at each completion over the completed epochs in completion order.
+(chosen on the synthetic benchmark: docs/benchmarks/tuning-history.md, "How the practical
+defaults were chosen") and ``k="theory"`` gives the theorem's value. Epochs complete when
+their ``k``-th reward is told, possibly out of order when several are evaluated in parallel;
+the model is refitted at each completion over the completed epochs in completion order.
 """
 
 from __future__ import annotations
