@@ -40,6 +40,7 @@ class _ExactGPOptimizer(KernelOptimizer):
         super().__init__(dim, **kwargs)
         self._gp = self._new_gp()
         self._y_used: list[float] = []
+        self._told: set[bytes] = set()  # the configurations told so far
 
     def _new_gp(self) -> GaussianProcess:
         self._built_df = self.likelihood_df
@@ -62,8 +63,11 @@ class _ExactGPOptimizer(KernelOptimizer):
         y_used = self._transform_reward(y, self.t)
         self._y_used.append(y_used)
         self._gp.add(x, y_used, self._v[-1])
-        if self.likelihood_df != self._built_df:  # a repeat disagreed: the scores are noisy
+        key = x.tobytes()
+        # only a repeated configuration can show a disagreement (the scores are noisy)
+        if key in self._told and self.likelihood_df != self._built_df:
             self._rebuild()
+        self._told.add(key)
 
     def _posterior(self, X, P):
         return self._gp.posterior(X, P)
