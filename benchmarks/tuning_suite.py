@@ -1068,7 +1068,7 @@ def _markdown(summary: dict) -> str:
                     else ""
                 )
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        for ref in ("gp", "tpe"):
+        for ref in ("default", "gp", "tpe"):
             if ref not in out["methods"]:
                 continue
             lines += ["", f"Family score minus {ref}'s, paired by seed (mean ± SE):", ""]

@@ -455,6 +455,16 @@ def raw_samples(rng: np.random.Generator, n: int, dim: int, scheme: str = "unifo
     return rng.random((n, dim))
 
 
+def with_faces(raw: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``raw`` and as many copies of it with each coordinate pushed to a face of the cube
+    with probability 1/2: the faces and corners, where the best value of a size limit (or
+    the degenerate region of a space) often ends."""
+    faces = raw.copy()
+    push = rng.random(faces.shape) < 0.5
+    faces[push] = np.round(faces[push])
+    return np.vstack([raw, faces])
+
+
 def maximize(
     acq: Objective,
     dim: int,

@@ -20,6 +20,7 @@ LAYERS = {
         "privtune.features",
         "privtune.gp",
         "privtune.acquisition",
+        "privtune.forest",
         "privtune.parametric",
     ],
     "privacy": ["privtune.privacy"],

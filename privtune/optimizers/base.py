@@ -40,8 +40,10 @@ from ..acquisition import (
     maximize,
     raw_samples,
     recommend_index,
+    with_faces,
 )
 from ..cube import Block, check_layout
+from ..forest import forest_candidates, forest_proposal
 from ..gp import Priors
 from ..kernels import Kernel, fit_lengthscale, make_kernel
 
@@ -192,6 +194,13 @@ class BaseOptimizer:
         over the whole cube (a local probe of a stalled study). Default: off.
     probe_pairs : bool, default=False
         The local probe also moves every two parameters together.
+    forest_share : int, optional
+        While the told rewards are exact, every proposal made when the number of told
+        rewards is a multiple of this comes from a forest of randomised trees instead of the
+        model (:func:`privtune.forest.forest_proposal`: the largest expected improvement
+        among raw samples, their faces, perturbations of the best points and the best
+        point's one-parameter moves). A second model that does not spread failures over the
+        regions next to them. ``forest_share >= 2``. Default: off.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -217,6 +226,7 @@ class BaseOptimizer:
         start_rule: str = "top",
         stall_probe: int | None = None,
         probe_pairs: bool = False,
+        forest_share: int | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -247,6 +257,9 @@ class BaseOptimizer:
         self.start_rule = start_rule
         self.stall_probe = None if stall_probe is None else check_int("stall_probe", stall_probe)
         self.probe_pairs = check_bool("probe_pairs", probe_pairs)
+        self.forest_share = (
+            None if forest_share is None else check_int("forest_share", forest_share, 2)
+        )
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -682,6 +695,8 @@ class BaseOptimizer:
             return self._uniform_point(C, P)
         if self._flat():
             return self._space_filling_point(C, P)
+        if self._forest_turn():
+            return self._forest_point(C, P)
         if C is None:
             C = self._probe_candidates(P)
         posterior = self._posterior_given(P)
@@ -818,6 +833,26 @@ class BaseOptimizer:
         fresh = np.fromiter((c.tobytes() not in seen for c in C), bool, C.shape[0])
         return C[fresh] if fresh.any() else None
 
+    def _forest_turn(self) -> bool:
+        """Whether this proposal is the forest's (``forest_share``): exact rewards, at least
+        two told, and their number a multiple of ``forest_share``."""
+        k = self.forest_share
+        return k is not None and self.t >= 2 and self.t % k == 0 and self._exact()
+
+    def _forest_point(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
+        """The forest's proposal (:func:`privtune.forest.forest_proposal`) over ``C`` or its
+        own candidates (:func:`privtune.forest.forest_candidates`, snapped), never a told or
+        pending point while another is left."""
+        if C is None:
+            C = forest_candidates(self.X, self.y, self.layout, self._rng, self.raw_sampling)
+            if self.snap is not None:
+                C = self.snap(C)
+        seen = self._taken(P)
+        fresh = np.fromiter((c.tobytes() not in seen for c in C), bool, C.shape[0])
+        if fresh.any():
+            C = C[fresh]
+        return np.array(C[forest_proposal(self.X, self.y, C, self._rng)], dtype=float)
+
     def _space_filling_point(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         """The candidate farthest from every told and pending point (maximin distance).
 
@@ -828,10 +863,7 @@ class BaseOptimizer:
         seen = self.X if P is None else np.vstack([self.X, P])
         if C is None:
             raw = raw_samples(self._rng, self.n_raw_samples, self.dim, self.raw_sampling)
-            faces = raw.copy()
-            push = self._rng.random(faces.shape) < 0.5
-            faces[push] = np.round(faces[push])
-            C = np.vstack([raw, faces])
+            C = with_faces(raw, self._rng)
             if self.snap is not None:
                 C = self.snap(C)
         gap = np.min(np.sum((C[:, None, :] - seen[None, :, :]) ** 2, axis=2), axis=1)

@@ -1,0 +1,101 @@
+"""A share of the proposals from a forest of randomised trees (``forest_share``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+
+import privtune.optimizers.base as base
+from privtune import PrivateGPUCBSampler
+from privtune.cube import Block
+from privtune.forest import forest_candidates, forest_proposal
+from privtune.optimizers import GPUCB
+
+
+def test_forest_proposal_looks_where_the_trees_disagree():
+    """On a step told every 0.1 (1 up to 0.2, 0 from 0.3 on) the trees split anywhere between
+    0.2 and 0.3: at 0.25 they disagree (mean about 1/2, spread about 1/2, an expected
+    improvement over the best of about 0.04). Inside the step every tree predicts the best
+    told reward, and above it 0, without spread: no improvement to expect. The largest
+    predicted mean would be inside the step."""
+    X = np.linspace(0.0, 1.0, 11)[:, None]
+    y = (X[:, 0] < 0.25).astype(float)
+    Z = np.array([[0.95], [0.65], [0.15], [0.25]])
+    rng = np.random.default_rng(0)
+    assert forest_proposal(X, y, Z, rng) == 3
+
+
+def test_forest_candidates_cover_the_faces_the_best_points_and_their_moves():
+    layout = (Block(0, 1), Block(1, 2))
+    X = np.array([[0.2, 0.3], [0.8, 0.6], [0.5, 0.5]])
+    y = np.array([0.0, 1.0, 0.5])
+    C = forest_candidates(X, y, layout, np.random.default_rng(0))
+    assert np.all((C >= 0.0) & (C <= 1.0))
+    # a corner of the cube, and a one-parameter move of the best point to a face
+    assert any(np.array_equal(c, [0.0, 1.0]) for c in C)
+    assert any(np.array_equal(c, [0.8, 0.0]) for c in C)
+
+
+def _told(forest_share: int | None, n: int, noise_var: float = 0.0) -> GPUCB:
+    opt = GPUCB(
+        2,
+        seed=0,
+        surrogate="fitted",
+        acquisition="logei",
+        forest_share=forest_share,
+        n_raw_samples=64,
+        noise_var=noise_var,
+    )
+    rng = np.random.default_rng(1)
+    for x in rng.random((n, 2)):
+        opt.tell(x, float(-np.sum((x - 0.3) ** 2) + (rng.normal(0, 0.1) if noise_var else 0)))
+    return opt
+
+
+def test_every_kth_proposal_is_the_forests_while_the_rewards_are_exact(monkeypatch):
+    calls = []
+    real = base.forest_proposal
+
+    def spy(X, y, Z, rng):
+        calls.append(X.shape[0])
+        return real(X, y, Z, rng)
+
+    monkeypatch.setattr(base, "forest_proposal", spy)
+    for n in (9, 10, 11, 12):
+        x = _told(3, n).ask()
+        assert x.shape == (2,)
+    assert calls == [9, 12]
+    calls.clear()
+    _told(None, 12).ask()  # off by default
+    _told(3, 12, noise_var=0.01).ask()  # known noise: the model's proposal
+    assert calls == []
+
+
+def test_the_forests_proposal_is_never_a_told_point():
+    opt = _told(3, 12)
+    C = np.vstack([opt.X, [[0.31, 0.29]]])
+    x = opt.ask(candidates=C)
+    assert np.array_equal(x, [0.31, 0.29])
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "3"])
+def test_forest_share_must_be_an_integer_of_at_least_two(bad):
+    with pytest.raises(ValueError, match="forest_share must be an integer >= 2"):
+        GPUCB(2, forest_share=bad)
+
+
+def test_a_study_with_a_forest_share_is_reproducible():
+    def objective(trial):
+        a = trial.suggest_float("a", 0.0, 1.0)
+        b = trial.suggest_int("b", 1, 8)
+        return -((a - 0.3) ** 2) - 0.01 * (b - 6) ** 2
+
+    values = []
+    for _ in range(2):
+        sampler = PrivateGPUCBSampler(seed=3, optimizer_kwargs={"forest_share": 3})
+        study = optuna.create_study(sampler=sampler, direction="maximize")
+        study.optimize(objective, n_trials=18)
+        values.append([t.value for t in study.trials])
+    assert values[0] == values[1]
+    assert max(values[0]) > -0.01
