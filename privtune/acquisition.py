@@ -177,6 +177,12 @@ class UCB(Acquisition):
         return mean + beta * sd, 1.0, (0.5 * beta / sd if sd > 0.0 else 0.0)
 
 
+def expected_improvement(sd: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``sd (z Phi(z) + phi(z))``: the expected improvement of a normal of standard deviation
+    ``sd`` whose mean is ``z`` standard deviations above the bar (Jones et al. 1998)."""
+    return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
+
+
 class ExpectedImprovement(Acquisition):
     """Expected improvement over ``incumbent + xi``:
     ``std (z Phi(z) + phi(z))``, ``z = (mean - incumbent - xi) / std`` (Jones et al. 1998).
@@ -203,8 +209,7 @@ class ExpectedImprovement(Acquisition):
         return sd, (mean - (state.incumbent(self.incumbent) + self.xi)) / sd
 
     def __call__(self, mean, var, state):
-        sd, z = self._z(mean, var, state)
-        return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
+        return expected_improvement(*self._z(mean, var, state))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(xi={self.xi!r}, incumbent={self.incumbent!r})"

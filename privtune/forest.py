@@ -18,17 +18,15 @@ Gaussian process.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import ndtr
 
-from .acquisition import coordinate_moves, raw_samples, with_faces
+from .acquisition import coordinate_moves, expected_improvement, raw_samples, with_faces
 from .cube import Block
 
-#: Trees of the ensemble: enough for a stable spread on a few dozen told points, a few
-#: milliseconds per proposal.
+#: Trees of the ensemble: a stable spread on a few dozen told points (a proposal took about
+#: 0.3 s at 60 told points and six parameters, on a loaded machine).
 N_TREES = 64
 #: Raw samples of the cube per proposal (as many again with coordinates pushed to faces).
 N_RAW = 2048
@@ -147,6 +145,5 @@ def forest_proposal(X: np.ndarray, y: np.ndarray, Z: np.ndarray, rng: np.random.
     per_tree = np.stack([_Tree(X, y, rng).predict(Z) for _ in range(N_TREES)])
     mean = per_tree.mean(axis=0)
     sd = per_tree.std(axis=0) + 1e-9
-    u = (mean - float(np.max(y))) / sd
-    ei = sd * (u * ndtr(u) + np.exp(-(u**2) / 2.0) / math.sqrt(2.0 * math.pi))
+    ei = expected_improvement(sd, (mean - float(np.max(y))) / sd)
     return int(np.argmax(ei))

@@ -829,8 +829,7 @@ class BaseOptimizer:
         C = coordinate_moves(self.X[best], self.layout, pairs=self.probe_pairs)
         if self.snap is not None:
             C = self.snap(C)
-        seen = self._taken(P, told=exact)
-        fresh = np.fromiter((c.tobytes() not in seen for c in C), bool, C.shape[0])
+        fresh = self._untaken(C, P, told=exact)
         return C[fresh] if fresh.any() else None
 
     def _forest_turn(self) -> bool:
@@ -847,8 +846,7 @@ class BaseOptimizer:
             C = forest_candidates(self.X, self.y, self.layout, self._rng, self.raw_sampling)
             if self.snap is not None:
                 C = self.snap(C)
-        seen = self._taken(P)
-        fresh = np.fromiter((c.tobytes() not in seen for c in C), bool, C.shape[0])
+        fresh = self._untaken(C, P)
         if fresh.any():
             C = C[fresh]
         return np.array(C[forest_proposal(self.X, self.y, C, self._rng)], dtype=float)
@@ -893,6 +891,11 @@ class BaseOptimizer:
         if P is not None:
             seen.update(x.tobytes() for x in np.asarray(P, dtype=float))
         return seen
+
+    def _untaken(self, C: np.ndarray, P: np.ndarray | None, *, told: bool = True) -> np.ndarray:
+        """Which rows of ``C`` are not among :meth:`_taken`'s configurations (a boolean mask)."""
+        seen = self._taken(P, told=told)
+        return np.fromiter((c.tobytes() not in seen for c in C), bool, C.shape[0])
 
     def _incumbents(self) -> np.ndarray | None:
         """The best told point (by told reward), a start of the ``"spread"`` rule, its real
