@@ -460,14 +460,17 @@ def raw_samples(rng: np.random.Generator, n: int, dim: int, scheme: str = "unifo
     return rng.random((n, dim))
 
 
-def with_faces(raw: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def with_faces(raw: np.ndarray, rng: np.random.Generator, *, corners: bool = False) -> np.ndarray:
     """``raw`` and as many copies of it with each coordinate pushed to a face of the cube
     with probability 1/2: the faces and corners, where the best value of a size limit (or
-    the degenerate region of a space) often ends."""
+    the degenerate region of a space) often ends. With ``corners``, a third copy has every
+    coordinate pushed to its nearer face (a corner of the cube per row)."""
     faces = raw.copy()
     push = rng.random(faces.shape) < 0.5
     faces[push] = np.round(faces[push])
-    return np.vstack([raw, faces])
+    if not corners:
+        return np.vstack([raw, faces])
+    return np.vstack([raw, faces, np.round(raw)])
 
 
 def maximize(
@@ -487,6 +490,7 @@ def maximize(
     value_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray] | None] | None = None,
     start_rule: str = "top",
     incumbents: np.ndarray | None = None,
+    boundary: bool = False,
 ) -> np.ndarray:
     """Return the maximiser of ``acq`` over the candidates or over ``[0, 1]^dim``.
 
@@ -540,6 +544,10 @@ def maximize(
         are, ``n_restarts`` in all (anchors are not used).
     incumbents : ndarray of shape (k, dim), optional
         Starts of the ``"spread"`` rule besides the raw samples (e.g. the best told point).
+    boundary : bool, default=False
+        Evaluate, besides the raw samples, their copies on the faces and corners of the cube
+        (:func:`with_faces` with ``corners``): three times the raw samples, so that a
+        maximiser on the boundary, far from every start, is compared too.
 
     Returns
     -------
@@ -562,6 +570,9 @@ def maximize(
     if start_rule not in START_RULES:
         raise ValueError(f"start_rule must be one of {START_RULES}, got {start_rule!r}.")
     raw = raw_samples(rng, n_raw, dim, raw_sampling)
+    if boundary:
+        raw = with_faces(raw, rng, corners=True)
+    n_raw = raw.shape[0]
     if anchors is not None and len(anchors) and start_rule == "top":
         raw = np.vstack([raw, np.clip(anchors, 0.0, 1.0)])
     if snap is not None:

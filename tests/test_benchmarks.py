@@ -744,3 +744,22 @@ def test_ablation_quick_mode_runs_both_ends_of_the_road(tmp_path):
     configs = ablation.configurations()
     for part in ablation.GPSAMPLER_PARTS:
         assert ablation._merge([part]) != configs["P"]
+
+
+def test_acquisition_gap_quick_mode_compares_every_model_guided_proposal(tmp_path):
+    from benchmarks import acquisition_gap
+
+    result = acquisition_gap.main(["--quick", "--out", str(tmp_path)])
+    assert (tmp_path / "quick" / "acquisition_gap.png").stat().st_size > 0
+    saved = json.loads((tmp_path / "quick" / "acquisition_gap.json").read_text())
+    assert saved["results"] == result["results"]
+    runs = result["results"]["plateau_synthetic-0"]
+    assert set(runs) == set(acquisition_gap.VARIANTS)
+    for run in runs.values():
+        assert run["steps"], "the study made model-guided proposals"
+        for step in run["steps"]:
+            # on this smooth plateau both searches end at the same maxima (gaps within 0.001,
+            # measured); 0.05 is the tolerance for L-BFGS-B ending a little apart
+            assert step["gap"] > -0.05
+            assert 0 <= step["on_bounds"] <= 6
+        assert run["misses"] == sum(s["gap"] > acquisition_gap.MISS for s in run["steps"])

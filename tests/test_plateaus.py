@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from privtune.gp import GaussianProcess
 from privtune.tuning import make_optimizer
@@ -228,3 +229,32 @@ def test_a_real_forest_is_tuned_onto_the_corner_of_its_lower_bounds():
     leaves one seed of margin."""
     results = [_forest_faces(seed) for seed in range(5)]
     assert sum(most == 4 for most, _ in results) >= 3
+
+
+def _corners_on_a_plateau(seed: int, boundary: bool) -> int:
+    """Eight equal scores told in the 6-cube, then six space-filling proposals (each told the
+    same score): how many are corners of the cube."""
+    kwargs = {"boundary_samples": boundary}
+    opt = make_optimizer("gp-ucb", 6, seed=seed, optimizer_kwargs=kwargs)
+    for x in np.random.default_rng(seed).random((8, 6)):
+        opt.tell(x, 0.5)
+    n = 0
+    for _ in range(6):
+        x = opt.ask()
+        n += bool(np.all((x == 0.0) | (x == 1.0)))
+        opt.tell(x, 0.5)
+    return n
+
+
+def test_boundary_samples_fill_a_plateau_from_the_corners():
+    """With ``boundary_samples`` the space-filling proposal chooses among the raw samples'
+    corners too: 28 of the 30 proposals of seeds 0 to 4 are corners, against 11 without
+    (measured). The bounds, 24 and 15, leave margin both ways for floating-point differences
+    between machines, which move the maximin choice among equidistant candidates."""
+    assert sum(_corners_on_a_plateau(s, True) for s in range(5)) >= 24
+    assert sum(_corners_on_a_plateau(s, False) for s in range(5)) <= 15
+
+
+def test_boundary_samples_must_be_a_bool():
+    with pytest.raises((TypeError, ValueError), match="boundary_samples"):
+        make_optimizer("gp-ucb", 2, optimizer_kwargs={"boundary_samples": "yes"})

@@ -201,6 +201,11 @@ class BaseOptimizer:
         among raw samples, their faces, perturbations of the best points and the best
         point's one-parameter moves). A second model that does not spread failures over the
         regions next to them. ``forest_share >= 2``. Default: off.
+    boundary_samples : bool, default=False
+        The acquisition optimiser also evaluates the raw samples' copies on the faces and
+        corners of the cube (:func:`privtune.acquisition.with_faces`), and the space-filling
+        proposal of a plateau chooses among corners too: a maximiser far from every start,
+        where the best value of a size limit often lies, is compared.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -227,6 +232,7 @@ class BaseOptimizer:
         stall_probe: int | None = None,
         probe_pairs: bool = False,
         forest_share: int | None = None,
+        boundary_samples: bool = False,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -260,6 +266,7 @@ class BaseOptimizer:
         self.forest_share = (
             None if forest_share is None else check_int("forest_share", forest_share, 2)
         )
+        self.boundary_samples = check_bool("boundary_samples", boundary_samples)
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -756,6 +763,7 @@ class BaseOptimizer:
             value_and_grad=value_and_grad,
             start_rule=self.start_rule,
             incumbents=self._incumbents(),
+            boundary=self.boundary_samples,
         )
 
     def reseed(self, seed) -> None:
@@ -861,7 +869,7 @@ class BaseOptimizer:
         seen = self.X if P is None else np.vstack([self.X, P])
         if C is None:
             raw = raw_samples(self._rng, self.n_raw_samples, self.dim, self.raw_sampling)
-            C = with_faces(raw, self._rng)
+            C = with_faces(raw, self._rng, corners=self.boundary_samples)
             if self.snap is not None:
                 C = self.snap(C)
         gap = np.min(np.sum((C[:, None, :] - seen[None, :, :]) ** 2, axis=2), axis=1)
