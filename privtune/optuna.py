@@ -39,7 +39,6 @@ from .plan import STUDY, PrivacyPlan
 from .privacy.noise import check_seedable
 from .privacy.seeds import draw_seed
 from .records import RecordObjective
-from .registry import PrivacyModel
 from .space import SearchSpace
 from .tuning import OutsideArm, TuningEngine, checked_optimizer_kwargs, warn_repeated_plays
 
@@ -135,6 +134,22 @@ def _inside(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> bo
         except (TypeError, ValueError):
             return False
     return True
+
+
+def _in_space(
+    trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+) -> list[FrozenTrial]:
+    """The COMPLETE trials of ``trials`` with every parameter of ``search_space`` inside its
+    distribution, in completion order."""
+    done = [
+        t
+        for t in trials
+        if t.state == TrialState.COMPLETE
+        and all(t.distributions.get(n) == d for n, d in search_space.items())
+        and _inside(t, search_space)
+    ]
+    done.sort(key=lambda t: (t.datetime_complete is None, t.datetime_complete, t.number))
+    return done
 
 
 @dataclass(frozen=True)
@@ -525,21 +540,13 @@ class PrivateGPUCBSampler(BaseSampler):
         if isinstance(objective, RecordObjective) and objective.every_record:
             self._privacy.select_models(study, objective, n_trials)
             return study
-        progress = None
-        if kwargs.get("show_progress_bar") and self._privacy.private:
-            # Optuna's bar shows the largest stored value: the luckiest noise draw
-            from .optuna_pick import PickProgress
+        from .optuna_pick import pick_progress
 
-            progress = PickProgress(self, n_trials)
-            kwargs["show_progress_bar"] = False
-            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), progress]
-        try:
+        # with privacy Optuna's bar would show the largest stored value: the luckiest draw
+        with pick_progress(self, n_trials, kwargs, private=self._privacy.private) as kwargs:
             study.optimize(
                 _float_objective(self.privatize(objective), objective), n_trials, **kwargs
             )
-        finally:
-            if progress is not None:
-                progress.close()
         return study
 
     def privatize(self, objective: Callable[..., float]) -> Callable[..., float]:
@@ -683,14 +690,7 @@ class PrivateGPUCBSampler(BaseSampler):
         configuration, such as ``l2_regularization=0`` against a log-scale range) is left out:
         the model cannot place it in the cube; :meth:`recommend_trial` compares it as an arm
         outside the cube."""
-        done = [
-            t
-            for t in trials
-            if t.state == TrialState.COMPLETE
-            and all(t.distributions.get(n) == d for n, d in search_space.items())
-            and _inside(t, search_space)
-        ]
-        done.sort(key=lambda t: (t.datetime_complete is None, t.datetime_complete, t.number))
+        done = _in_space(trials, search_space)
         self._privacy.verify_trials(study, done)
         return done
 
@@ -737,17 +737,7 @@ class PrivateGPUCBSampler(BaseSampler):
         optuna.trial.FrozenTrial
         """
         if self.plan.chooses:
-            number = self._privacy.choose(study, baseline)["trial"]
-            if number is None:
-                raise ValueError(
-                    "The study's private choice is no trial of the study (the "
-                    "RecordObjective's untuned estimator, or a selection among privately "
-                    "trained models, which stores no trial): recommend(study) returns its "
-                    "parameters."
-                )
-            return study._storage.get_trial(
-                study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
-            )
+            return self._privacy.chosen_trial(study, baseline)
         return self._recommend(study, baseline)[0]
 
     def pick(self, study: Study, baseline: int | None = None) -> Pick:
@@ -907,15 +897,7 @@ class PrivateGPUCBSampler(BaseSampler):
             each owner's guarantee: reports about different owners do not compose, and the
             headline numbers are the largest owner's (``owner``).
         """
-        self._privacy.verify_study(study)
-        if self.plan.chooses:
-            return self._privacy.choice_report(study)
-        if self.privacy_model == PrivacyModel.JDP:
-            completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            ledger = self.plan.joint_dp_ledger(len(completed), owner=study.study_name)
-        else:
-            ledger = self._privacy.ledger(study)
-        return self._privacy.report(study, ledger, delta)
+        return self._privacy.study_report(study, delta)
 
     def __repr__(self) -> str:
         return (

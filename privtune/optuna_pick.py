@@ -28,7 +28,8 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,24 @@ class PickProgress(PickTracker):
     def close(self) -> None:
         """Close the bar."""
         self._bar.close()
+
+
+@contextmanager
+def pick_progress(
+    sampler: PrivateGPUCBSampler, n_trials: int | None, kwargs: dict[str, Any], *, private: bool
+) -> Iterator[dict[str, Any]]:
+    """``study.optimize``'s keyword arguments with :class:`PickProgress` in place of Optuna's
+    bar when ``private`` and ``show_progress_bar`` is set (the bar closed on leaving);
+    ``kwargs`` unchanged otherwise."""
+    if not (private and kwargs.get("show_progress_bar")):
+        yield kwargs
+        return
+    progress = PickProgress(sampler, n_trials)
+    callbacks = [*(kwargs.get("callbacks") or []), progress]
+    try:
+        yield {**kwargs, "show_progress_bar": False, "callbacks": callbacks}
+    finally:
+        progress.close()
 
 
 def plot_pick(

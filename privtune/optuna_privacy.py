@@ -403,6 +403,20 @@ class StudyPrivacy:
             counts = {"n_released": released, "n_reserved": reserved}
         return self.end_to_end(study, self.plan.report(ledger, delta=delta, **counts))
 
+    def study_report(self, study: Study, delta: float | None = None) -> dict[str, Any]:
+        """The privacy report of ``study`` after verifying every trial
+        (:meth:`privtune.PrivateGPUCBSampler.privacy_report`): the record unit's choice's, the
+        joint-DP guarantee of the told scores, or the report of the trials' receipts."""
+        self.verify_study(study)
+        if self.plan.chooses:
+            return self.choice_report(study)
+        if self.plan.privacy_model == PrivacyModel.JDP:
+            completed = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            ledger = self.plan.joint_dp_ledger(len(completed), owner=study.study_name)
+        else:
+            ledger = self.ledger(study)
+        return self.report(study, ledger, delta)
+
     def note_noise_seed(self, study: Study, seed: int) -> None:
         """Remember the qff noise seed this worker used on ``study``'s told scores."""
         self._noise_seeds.setdefault((study._study_id, study.study_name), seed)
@@ -684,6 +698,23 @@ class StudyPrivacy:
         return done
 
     # -- every record protected: one selection among privately trained models --------------------
+    def chosen_trial(self, study: Study, baseline: int | None) -> FrozenTrial:
+        """The trial of the study's one private choice (:meth:`choose`); an error when the
+        choice is no trial (the untuned estimator given apart, or a selection among privately
+        trained models)."""
+        number = self.choose(study, baseline)["trial"]
+        if number is None:
+            raise ValueError(
+                "The study's private choice is no trial of the study (the "
+                "RecordObjective's untuned estimator, or a selection among privately "
+                "trained models, which stores no trial): recommend(study) returns its "
+                "parameters."
+            )
+        storage = study._storage
+        return storage.get_trial(
+            storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
+        )
+
     def select_models(self, study: Study, objective: RecordObjective, mean: int | None) -> None:
         """``RecordObjective(..., estimator_epsilon="auto")``: the study's one selection among
         privately trained models, every record protected by the budget

@@ -1383,9 +1383,9 @@ default="auto"
         assert f.bo is not None
         if batch is None:
             f.bo.record_failed(U)
-            self._warn_all_fits_failed(n_candidates)
+            _warn_all_fits_failed(n_candidates, self._private, f.last_failure)
             if n_extra:
-                self._warn_untuned_failed()
+                _warn_untuned_failed()
             return
         self._warn_nonfinite()
         f.bo.record(U, batch[f"mean_test_{f.scores.metric}"], n_extra)
@@ -1397,7 +1397,7 @@ default="auto"
         assert f.bo is not None
         scores = results[f"mean_test_{f.scores.metric}"]
         if f.bo.outside is not None and not np.isfinite(scores[f.bo.outside]):
-            self._warn_untuned_failed()
+            _warn_untuned_failed()
         if self._private and f.bo.has_finite(scores):
             posterior, f.recommended = f.bo.recommend(scores, self._noise_variance())
             # reported within the score's range: a model's mean under heavy noise can leave it
@@ -1454,29 +1454,6 @@ default="auto"
             "With epsilon the fits' own warnings are silenced, since they may quote scores; "
             "rerun without epsilon, on data you may inspect, to see them.",
             UserWarning,
-            stacklevel=5,
-        )
-
-    def _warn_untuned_failed(self) -> None:
-        warnings.warn(
-            "The untuned estimator could not be evaluated (its fits failed or its score is not "
-            "finite), so it is not a candidate of the pick; with privacy the fits' errors are "
-            "withheld: evaluate it without epsilon to see why.",
-            UserWarning,
-            stacklevel=5,
-        )
-
-    def _warn_all_fits_failed(self, size: int) -> None:
-        exc = self._fit.last_failure
-        detail = (
-            " (the errors are withheld with epsilon; rerun one candidate without it)"
-            if self._private
-            else f":{exc}"
-        )
-        warnings.warn(
-            f"All fits of {size} candidate(s) failed; they are not in cv_results_ and count "
-            f"as the lowest score of the range for the optimizer{detail}",
-            FitFailedWarning,
             stacklevel=5,
         )
 
@@ -1927,6 +1904,33 @@ def _propose(search: PrivateBOSearchCV, X: Any, y: Any, params: dict) -> Shortli
         )
         print(f"[{name}] 2/2: the private choice on the validation records", flush=True)
     return short
+
+
+def _warn_untuned_failed() -> None:
+    """Warn that the untuned estimator is no candidate of the pick (its fits failed)."""
+    warnings.warn(
+        "The untuned estimator could not be evaluated (its fits failed or its score is not "
+        "finite), so it is not a candidate of the pick; with privacy the fits' errors are "
+        "withheld: evaluate it without epsilon to see why.",
+        UserWarning,
+        stacklevel=5,
+    )
+
+
+def _warn_all_fits_failed(size: int, private: bool, error: BaseException | None) -> None:
+    """Warn that every fit of a round's ``size`` candidates failed, quoting ``error`` (the
+    last failure) unless ``private`` withholds it."""
+    detail = (
+        " (the errors are withheld with epsilon; rerun one candidate without it)"
+        if private
+        else f":{error}"
+    )
+    warnings.warn(
+        f"All fits of {size} candidate(s) failed; they are not in cv_results_ and count "
+        f"as the lowest score of the range for the optimizer{detail}",
+        FitFailedWarning,
+        stacklevel=5,
+    )
 
 
 def _metrics(results: dict) -> list[str]:
