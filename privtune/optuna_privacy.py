@@ -697,7 +697,6 @@ class StudyPrivacy:
         study._storage.set_study_system_attr(study._study_id, key, done)
         return done
 
-    # -- every record protected: one selection among privately trained models --------------------
     def chosen_trial(self, study: Study, baseline: int | None) -> FrozenTrial:
         """The trial of the study's one private choice (:meth:`choose`); an error when the
         choice is no trial (the untuned estimator given apart, or a selection among privately
@@ -715,6 +714,7 @@ class StudyPrivacy:
             storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
         )
 
+    # -- every record protected: one selection among privately trained models --------------------
     def select_models(self, study: Study, objective: RecordObjective, mean: int | None) -> None:
         """``RecordObjective(..., estimator_epsilon="auto")``: the study's one selection among
         privately trained models, every record protected by the budget
