@@ -60,10 +60,11 @@ pick is below random search's median pick on that task at that budget. For the n
 families also the geometric mean over tasks of the regret relative to random search's.
 
 ``summarize --methods default`` names the current default's stored runs ``default`` in each
-family (:data:`DEFAULT_RUNS`), ``previous`` the previous default's on the noisy families
-(:data:`PREVIOUS_RUNS`); ``--common-seeds`` keeps, per family, the seeds on which every method
-ran every task; ``--name`` writes the summary under another name (several summaries of one
-store).
+family (:data:`DEFAULT_RUNS`), ``top`` those of the default before the spread starts
+(:data:`TOP_RUNS`), ``previous`` those of the default before the Student-t switch on the
+noisy families (:data:`PREVIOUS_RUNS`); ``--common-seeds`` keeps, per family, the seeds on
+which every method ran every task; ``--name`` writes the summary under another name (several
+summaries of one store).
 
 Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
 ``run`` processes share the work).
@@ -762,14 +763,29 @@ def _loss(task: Task, value: float) -> float:
 
 
 #: The stored runs that are the current default's studies, per family and setting: the
-#: default's code at the time of the runs, under the name it was measured as. On exact scores
-#: (every family but the noisy ones) ``KP`` and ``privtune`` ran before the switch to the
-#: Student-t likelihood on a disagreeing repeat (``student_t_on_repeat``), which exact scores
-#: never make: rerun and compared trial by trial, the studies are the same. On the noisy
-#: families the default is ``AR``, that switch on top of the earlier default. ``summarize
-#: --methods default`` reports them as ``default``; under privacy the default's runs are
-#: ``privtune``.
+#: default's code at the time of the runs, under the name it was measured as. Without privacy
+#: the default starts its acquisition optimiser's local searches by the spread rule
+#: (``start_rule="spread"``), measured as ``SP`` on exact scores and as ``SPA`` (the spread
+#: rule with the Student-t switch on a disagreeing repeat, ``student_t_on_repeat``) on the
+#: noisy families; exact scores never make the switch. ``summarize --methods default``
+#: reports them as ``default``; under privacy the default's runs are ``privtune``.
 DEFAULT_RUNS = {
+    ("classic", "none"): "privtune:SP",
+    ("classic_holdout", "none"): "privtune:SP",
+    ("plateau", "none"): "privtune:SP",
+    ("unseen", "none"): "privtune:SP",
+    ("ridge", "none"): "privtune:SP",
+    ("heavy", "none"): "privtune:SPA",
+    ("coco", "none"): "privtune:SPA",
+    ("gaussian", "none"): "privtune:SPA",
+}
+
+
+#: The runs of the default before the spread rule, which started its local searches from the
+#: best raw samples and the perturbations of the best told points (``start_rule="top"``):
+#: ``KP`` (an empty variant, that default's code) on exact scores, ``privtune`` on the ridges
+#: and ``AR`` (the Student-t switch) on the noisy families. ``summarize --methods top``.
+TOP_RUNS = {
     ("classic", "none"): "privtune:KP",
     ("classic_holdout", "none"): "privtune:KP",
     ("plateau", "none"): "privtune:KP",
@@ -781,16 +797,16 @@ DEFAULT_RUNS = {
 }
 
 
-#: The runs of the previous default on the noisy families, the Gaussian likelihood throughout
-#: (before ``student_t_on_repeat``): ``summarize --methods previous``.
+#: The runs of the default before the Student-t switch on the noisy families, the Gaussian
+#: likelihood throughout (and the top starts): ``summarize --methods previous``.
 PREVIOUS_RUNS = {
     ("heavy", "none"): "privtune:KP2",
     ("coco", "none"): "privtune",
     ("gaussian", "none"): "privtune:G",
 }
 #: The names ``summarize`` gives stored runs: ``default`` (:data:`DEFAULT_RUNS`; ``privtune``
-#: under privacy) and ``previous`` (:data:`PREVIOUS_RUNS`).
-ALIASES = {"default": DEFAULT_RUNS, "previous": PREVIOUS_RUNS}
+#: under privacy), ``top`` (:data:`TOP_RUNS`) and ``previous`` (:data:`PREVIOUS_RUNS`).
+ALIASES = {"default": DEFAULT_RUNS, "top": TOP_RUNS, "previous": PREVIOUS_RUNS}
 
 
 def _aliased(row: dict, names: list[str]) -> dict:
@@ -1068,7 +1084,7 @@ def _markdown(summary: dict) -> str:
                     else ""
                 )
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        for ref in ("default", "gp", "tpe"):
+        for ref in ("default", "top", "gp", "tpe"):
             if ref not in out["methods"]:
                 continue
             lines += ["", f"Family score minus {ref}'s, paired by seed (mean ± SE):", ""]

@@ -709,10 +709,17 @@ def test_tuning_suite_names_the_defaults_runs_and_keeps_common_seeds():
     def row(family, method, seed=0, task="t", setting="none"):
         return {"family": family, "method": method, "seed": seed, "task": task, "setting": setting}
 
-    names = ["default", "previous"]
-    assert tuning_suite._aliased(row("heavy", "privtune:AR"), names)["method"] == "default"
+    names = ["default", "top", "previous"]
+    assert tuning_suite._aliased(row("heavy", "privtune:SPA"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("heavy", "privtune:AR"), names)["method"] == "top"
     assert tuning_suite._aliased(row("heavy", "privtune:KP2"), names)["method"] == "previous"
-    assert tuning_suite._aliased(row("classic", "privtune:KP"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("classic", "privtune:SP"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("classic", "privtune:KP"), names)["method"] == "top"
+    assert tuning_suite._aliased(row("ridge", "privtune"), names)["method"] == "top"
+    # an alias not asked for keeps the run's own name
+    assert tuning_suite._aliased(row("classic", "privtune:KP"), ["default"])["method"] == (
+        "privtune:KP"
+    )
     # under privacy the default's runs are privtune's; a variant keeps its name
     assert tuning_suite._aliased(row("unseen", "privtune", setting="10"), names)["method"] == (
         "default"

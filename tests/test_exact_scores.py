@@ -75,13 +75,14 @@ def _jagged_repeats(seed: int) -> tuple[list[int], float]:
     return [i for i, k in enumerate(keys) if k in keys[:i]], share
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 3])
 def test_repeats_that_agree_stop_repeats_whatever_the_fitted_noise(seed, monkeypatch):
-    """The kernel reads the jumps as noise (about 30 % of the variance, far above
+    """The kernel reads the jumps as noise (about 20 to 30 % of the variance, above
     :data:`EXACT_SHARE`), so the model alone lets told configurations be proposed again; once
     :data:`AGREEING_REPEATS` repeats have returned their first score, none is proposed again.
-    Seeds 0 to 2 are the ones whose history repeats before the model settles (measured: 6 to
-    14 repeats in 40 asks without the rule)."""
+    Seeds 0, 1 and 3 are ones whose history repeats before the model settles (measured with
+    the default's spread starts: 20, 5 and 10 repeats in 40 asks without the rule; seed 2
+    repeats once with or without it)."""
     repeats, share = _jagged_repeats(seed)
     assert share > EXACT_SHARE
     assert len(repeats) == AGREEING_REPEATS

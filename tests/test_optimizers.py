@@ -399,6 +399,43 @@ def test_the_acquisition_optimiser_settings_are_checked():
         GPUCB(2, start_rule="best")
 
 
+def test_without_privacy_the_default_starts_its_local_searches_by_the_spread_rule(monkeypatch):
+    """``"gp-ucb"`` on scores that are not privatized starts its local searches by Optuna's
+    GPSampler's rule, one of them from the best told point (its real coordinates nudged
+    inwards); under privacy, and when the user asks for ``"top"``, from the best raw samples
+    and the perturbations of the best told points."""
+    import privtune.optimizers.base as base
+    from privtune.tuning import make_optimizer
+
+    calls = []
+    real_maximize = base.maximize
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real_maximize(*args, **kwargs)
+
+    monkeypatch.setattr(base, "maximize", spy)
+    X = np.array([[0.1, 0.2], [0.8, 0.3], [0.4, 0.9], [0.6, 0.6]])
+    y = np.array([0.2, 0.9, 0.1, 0.5])
+    for kwargs, rule in (
+        ({}, "spread"),
+        ({"epsilon": 10.0}, "top"),
+        ({"optimizer_kwargs": {"start_rule": "top"}}, "top"),
+    ):
+        opt = make_optimizer("gp-ucb", 2, seed=0, **kwargs)
+        assert opt.start_rule == rule
+        for x, v in zip(X, y, strict=True):
+            opt.tell(x, v)
+        calls.clear()
+        opt.ask()
+        assert calls and calls[-1]["start_rule"] == rule
+        if rule == "spread":
+            assert np.allclose(calls[-1]["incumbents"], [[0.8, 0.3]], atol=1e-5)
+            assert not np.array_equal(calls[-1]["incumbents"][0], X[1])
+        else:
+            assert calls[-1]["incumbents"] is None and calls[-1]["anchors"] is not None
+
+
 @pytest.mark.parametrize("noise_var", [0.0, 0.05])
 def test_the_auto_incumbent_is_the_best_told_score_only_for_exact_scores(noise_var):
     """The optimizer hands its judgement of the scores to the acquisition: with exact rewards
