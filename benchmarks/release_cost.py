@@ -2,11 +2,13 @@
 ``"random"`` algorithm (no model to fit, so the release path, the receipts and the checks are
 most of the sampler's own time), timed per trial.
 
-Run it against two checkouts of privtune in turn (``PYTHONPATH=<checkout>``) with a process
-timer that pairs the runs, for a ratio that does not depend on the machine::
+Run it against two checkouts of privtune in turns (``PYTHONPATH=<checkout>``), pair by pair,
+for a ratio that does not depend on the machine::
 
-    farm-bench -n 7 --timeout 600 -- env PYTHONPATH=. python -m benchmarks.release_cost \\
-        --vs "env PYTHONPATH=<other checkout> python -m benchmarks.release_cost"
+    for i in $(seq 7); do
+        PYTHONPATH=<other checkout> python -m benchmarks.release_cost >>old.txt
+        PYTHONPATH=. python -m benchmarks.release_cost >>new.txt
+    done
 
 It prints one JSON line: the milliseconds per trial of the private study and of the same study
 without privacy.
