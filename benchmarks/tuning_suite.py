@@ -60,7 +60,8 @@ pick is below random search's median pick on that task at that budget. For the n
 families also the geometric mean over tasks of the regret relative to random search's.
 
 ``summarize --methods default`` names the current default's stored runs ``default`` in each
-family (:data:`DEFAULT_RUNS`), ``top`` those of the default before the spread starts
+family (:data:`DEFAULT_RUNS`), ``spread`` those of the default before one agreeing repeat
+decided (:data:`SPREAD_RUNS`), ``top`` those of the default before the spread starts
 (:data:`TOP_RUNS`), ``previous`` those of the default before the Student-t switch on the
 noisy families (:data:`PREVIOUS_RUNS`); ``--common-seeds`` keeps, per family, the seeds on
 which every method ran every task; ``--name`` writes the summary under another name (several
@@ -765,11 +766,28 @@ def _loss(task: Task, value: float) -> float:
 #: The stored runs that are the current default's studies, per family and setting: the
 #: default's code at the time of the runs, under the name it was measured as. Without privacy
 #: the default starts its acquisition optimiser's local searches by the spread rule
-#: (``start_rule="spread"``), measured as ``SP`` on exact scores and as ``SPA`` (the spread
+#: (``start_rule="spread"``) and takes one agreeing repeat as evidence of exact scores
+#: (``agreeing_repeats=1``): measured as ``A1`` on exact scores and as ``SPA`` (the spread
 #: rule with the Student-t switch on a disagreeing repeat, ``student_t_on_repeat``) on the
-#: noisy families; exact scores never make the switch. ``summarize --methods default``
-#: reports them as ``default``; under privacy the default's runs are ``privtune``.
+#: noisy families, whose repeats never agree (``SPA1``, with one agreeing repeat, made the
+#: same studies); exact scores never make the switch. ``summarize --methods default`` reports
+#: them as ``default``; under privacy the default's runs are ``privtune``.
 DEFAULT_RUNS = {
+    ("classic", "none"): "privtune:A1",
+    ("classic_holdout", "none"): "privtune:A1",
+    ("plateau", "none"): "privtune:A1",
+    ("unseen", "none"): "privtune:A1",
+    ("ridge", "none"): "privtune:A1",
+    ("heavy", "none"): "privtune:SPA",
+    ("coco", "none"): "privtune:SPA",
+    ("gaussian", "none"): "privtune:SPA",
+}
+
+
+#: The runs of the default before one agreeing repeat decided (two did): ``SP`` (the spread
+#: starts) on exact scores, and on the noisy families ``SPA``, the default's own studies
+#: there. ``summarize --methods spread``.
+SPREAD_RUNS = {
     ("classic", "none"): "privtune:SP",
     ("classic_holdout", "none"): "privtune:SP",
     ("plateau", "none"): "privtune:SP",
@@ -805,8 +823,14 @@ PREVIOUS_RUNS = {
     ("gaussian", "none"): "privtune:G",
 }
 #: The names ``summarize`` gives stored runs: ``default`` (:data:`DEFAULT_RUNS`; ``privtune``
-#: under privacy), ``top`` (:data:`TOP_RUNS`) and ``previous`` (:data:`PREVIOUS_RUNS`).
-ALIASES = {"default": DEFAULT_RUNS, "top": TOP_RUNS, "previous": PREVIOUS_RUNS}
+#: under privacy), ``spread`` (:data:`SPREAD_RUNS`), ``top`` (:data:`TOP_RUNS`) and
+#: ``previous`` (:data:`PREVIOUS_RUNS`).
+ALIASES = {
+    "default": DEFAULT_RUNS,
+    "spread": SPREAD_RUNS,
+    "top": TOP_RUNS,
+    "previous": PREVIOUS_RUNS,
+}
 
 
 def _aliased(row: dict, names: list[str]) -> dict:
@@ -1084,7 +1108,7 @@ def _markdown(summary: dict) -> str:
                     else ""
                 )
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        for ref in ("default", "top", "gp", "tpe"):
+        for ref in ("default", "spread", "top", "gp", "tpe"):
             if ref not in out["methods"]:
                 continue
             lines += ["", f"Family score minus {ref}'s, paired by seed (mean ± SE):", ""]

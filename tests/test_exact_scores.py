@@ -11,9 +11,9 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-import privtune.optimizers.base as base
 from privtune import PrivateBOSearchCV, PrivateGPUCBSampler
 from privtune.optimizers.base import AGREEING_REPEATS, EXACT_SHARE, PICK_EXACT_SHARE
+from privtune.registry import EXACT_AGREEING_REPEATS
 from privtune.space import Categorical, Integer, Real, SearchSpace
 from privtune.tuning import make_optimizer
 
@@ -59,12 +59,19 @@ def test_noisy_rewards_may_be_proposed_again():
     assert len({x.tobytes() for x in opt.X}) < 40  # 12 configurations, 40 reports
 
 
-def _jagged_repeats(seed: int) -> tuple[list[int], float]:
+def _jagged_repeats(seed: int, **kwargs) -> tuple[list[int], float]:
     """40 asks on a deterministic score that jumps between neighbouring integers (as a
     cross-validated score over ``n_estimators`` does): the trials that repeat a configuration
     told before, and the fitted noise's share of the scores' variance at the end."""
     space = SearchSpace({"n": Integer(10, 100), "lr": Real(0.0, 1.0)})
-    opt = make_optimizer("gp-ucb", space.dim, seed=seed, snap=space.snap, layout=space.layout)
+    opt = make_optimizer(
+        "gp-ucb",
+        space.dim,
+        seed=seed,
+        snap=space.snap,
+        layout=space.layout,
+        optimizer_kwargs=kwargs,
+    )
     keys: list[bytes] = []
     for i in range(40):
         x = opt.ask(uniform=i < 5)
@@ -76,18 +83,17 @@ def _jagged_repeats(seed: int) -> tuple[list[int], float]:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])
-def test_repeats_that_agree_stop_repeats_whatever_the_fitted_noise(seed, monkeypatch):
-    """The kernel reads the jumps as noise (about 20 to 30 % of the variance, above
+def test_repeats_that_agree_stop_repeats_whatever_the_fitted_noise(seed):
+    """The kernel reads the jumps as noise (about 20 to 40 % of the variance, above
     :data:`EXACT_SHARE`), so the model alone lets told configurations be proposed again; once
-    :data:`AGREEING_REPEATS` repeats have returned their first score, none is proposed again.
-    Seeds 0, 1 and 3 are ones whose history repeats before the model settles (measured with
-    the default's spread starts: 20, 5 and 10 repeats in 40 asks without the rule; seed 2
-    repeats once with or without it)."""
+    the default's :data:`~privtune.registry.EXACT_AGREEING_REPEATS` repeat has returned its
+    first score, none is proposed again. Seeds 0, 1 and 3 are ones whose history repeats
+    before the model settles (measured with the default's spread starts: 20, 5 and 10
+    repeats in 40 asks without the rule; seed 2 repeats once with or without it)."""
     repeats, share = _jagged_repeats(seed)
     assert share > EXACT_SHARE
-    assert len(repeats) == AGREEING_REPEATS
-    monkeypatch.setattr(base, "AGREEING_REPEATS", 10**9)  # the rule off
-    without, _ = _jagged_repeats(seed)
+    assert len(repeats) == EXACT_AGREEING_REPEATS
+    without, _ = _jagged_repeats(seed, agreeing_repeats=10**9)  # the rule off
     assert len(without) > 2 * AGREEING_REPEATS
 
 
@@ -102,6 +108,20 @@ def test_repeats_that_disagree_leave_the_judgement_to_the_model():
     for x, y in [(0.2, 0.5), (0.2, 0.5), (0.7, 0.9), (0.2, 0.5), (0.4, 0.8)]:
         opt.tell([x], y)
     assert opt._repeats_agree() and opt._exact()
+
+
+def test_agreeing_repeats_sets_how_many_repeats_decide():
+    """One agreeing repeat (the start-up's probe) decides with ``agreeing_repeats=1``, not
+    with the default; the setting is checked."""
+    history = [(0.2, 0.5), (0.2, 0.5), (0.7, 0.9), (0.4, 0.8)]
+    for n, decided in [(AGREEING_REPEATS, False), (1, True)]:
+        opt = make_optimizer("gp-ucb", 1, seed=0, optimizer_kwargs={"agreeing_repeats": n})
+        for x, y in history:
+            opt.tell([x], y)
+        assert opt.repeats() == (1, True)
+        assert opt._repeats_agree() is decided
+    with pytest.raises(ValueError, match="agreeing_repeats must be an integer >= 1"):
+        make_optimizer("gp-ucb", 1, optimizer_kwargs={"agreeing_repeats": 0})
 
 
 def test_recommendation_stays_within_the_fitted_noise_of_the_best_exact_score():

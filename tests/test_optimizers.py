@@ -436,6 +436,25 @@ def test_without_privacy_the_default_starts_its_local_searches_by_the_spread_rul
             assert calls[-1]["incumbents"] is None and calls[-1]["anchors"] is not None
 
 
+def test_without_privacy_the_default_takes_one_agreeing_repeat_as_deterministic():
+    """``"gp-ucb"`` on scores that are not privatized takes one agreeing repeat (the
+    start-up's) as evidence of exact scores; the optimizers' own default, and what the user
+    asks, stay as they are."""
+    from privtune.optimizers.base import AGREEING_REPEATS
+    from privtune.registry import EXACT_AGREEING_REPEATS
+    from privtune.tuning import make_optimizer
+
+    assert EXACT_AGREEING_REPEATS == 1 < AGREEING_REPEATS
+    assert make_optimizer("gp-ucb", 2).agreeing_repeats == EXACT_AGREEING_REPEATS
+    assert GPUCB(2).agreeing_repeats == AGREEING_REPEATS
+    asked = make_optimizer("gp-ucb", 2, optimizer_kwargs={"agreeing_repeats": 3})
+    assert asked.agreeing_repeats == 3
+    opt = make_optimizer("gp-ucb", 1, seed=0)
+    for x, v in [(0.2, 0.5), (0.7, 0.9), (0.7, 0.9), (0.4, 0.8)]:
+        opt.tell([x], v)
+    assert opt._repeats_agree() and opt._exact()
+
+
 @pytest.mark.parametrize("noise_var", [0.0, 0.05])
 def test_the_auto_incumbent_is_the_best_told_score_only_for_exact_scores(noise_var):
     """The optimizer hands its judgement of the scores to the acquisition: with exact rewards

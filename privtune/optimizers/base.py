@@ -206,6 +206,10 @@ class BaseOptimizer:
         corners of the cube (:func:`privtune.acquisition.with_faces`), and the space-filling
         proposal of a plateau chooses among corners too: a maximiser far from every start,
         where the best value of a size limit often lies, is compared.
+    agreeing_repeats : int, default=2
+        How many evaluations repeating a told configuration, each with that configuration's
+        first reward, show the objective deterministic whatever the fitted noise
+        (:meth:`_repeats_agree`, :data:`AGREEING_REPEATS`); at least 1.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -233,6 +237,7 @@ class BaseOptimizer:
         probe_pairs: bool = False,
         forest_share: int | None = None,
         boundary_samples: bool = False,
+        agreeing_repeats: int = AGREEING_REPEATS,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -267,6 +272,7 @@ class BaseOptimizer:
             None if forest_share is None else check_int("forest_share", forest_share, 2)
         )
         self.boundary_samples = check_bool("boundary_samples", boundary_samples)
+        self.agreeing_repeats = check_int("agreeing_repeats", agreeing_repeats)
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -618,7 +624,7 @@ class BaseOptimizer:
 
     def _repeats_agree(self) -> bool:
         """Whether the history shows the objective deterministic: at least
-        :data:`AGREEING_REPEATS` evaluations repeat a configuration told before, and every
+        ``agreeing_repeats`` evaluations repeat a configuration told before, and every
         configuration told more than once got the same reward each time (:meth:`repeats`).
 
         A fitted noise is the model's reading; a repeat is a measurement. A jagged but
@@ -627,7 +633,7 @@ class BaseOptimizer:
         the model would otherwise keep proposing configurations it has already scored.
         """
         n_repeats, agree = self.repeats()
-        return agree and n_repeats >= AGREEING_REPEATS
+        return agree and n_repeats >= self.agreeing_repeats
 
     def recommend(self, baseline: int | None = None) -> np.ndarray:
         """The evaluated point with the best posterior mean.
