@@ -767,26 +767,30 @@ def _loss(task: Task, value: float) -> float:
 #: default's code at the time of the runs, under the name it was measured as. Without privacy
 #: the default starts its acquisition optimiser's local searches by the spread rule
 #: (``start_rule="spread"``) and takes one agreeing repeat as evidence of exact scores
-#: (``agreeing_repeats=1``): measured as ``A1`` on exact scores and as ``SPA`` (the spread
-#: rule with the Student-t switch on a disagreeing repeat, ``student_t_on_repeat``) on the
-#: noisy families, whose repeats never agree (``SPA1``, with one agreeing repeat, made the
-#: same studies); exact scores never make the switch. ``summarize --methods default`` reports
-#: them as ``default``; under privacy the default's runs are ``privtune``.
+#: (``agreeing_repeats=1``): measured as ``A1`` on exact scores. On the noisy families, whose
+#: repeats never agree, it switches to a Student-t likelihood at the start-up's disagreeing
+#: repeat (``student_t_on_repeat``) and from then on neither judges the scores exact nor fills
+#: the space by the plateau rule for exact scores (``BaseOptimizer._shown_noisy``): measured
+#: as ``SPX``, the optimizer arguments of ``SPA`` (the previous default's studies there) run
+#: by the code with that rule; exact scores never disagree, and their studies are unchanged.
+#: ``summarize --methods default`` reports them as ``default``; under privacy the default's
+#: runs are ``privtune``.
 DEFAULT_RUNS = {
     ("classic", "none"): "privtune:A1",
     ("classic_holdout", "none"): "privtune:A1",
     ("plateau", "none"): "privtune:A1",
     ("unseen", "none"): "privtune:A1",
     ("ridge", "none"): "privtune:A1",
-    ("heavy", "none"): "privtune:SPA",
-    ("coco", "none"): "privtune:SPA",
-    ("gaussian", "none"): "privtune:SPA",
+    ("heavy", "none"): "privtune:SPX",
+    ("coco", "none"): "privtune:SPX",
+    ("gaussian", "none"): "privtune:SPX",
 }
 
 
 #: The runs of the default before one agreeing repeat decided (two did): ``SP`` (the spread
-#: starts) on exact scores, and on the noisy families ``SPA``, the default's own studies
-#: there. ``summarize --methods spread``.
+#: starts) on exact scores, and on the noisy families ``SPA``, the default's studies there
+#: until a disagreeing repeat turned off the exact-score rules (one agreeing repeat did not
+#: change them). ``summarize --methods spread``.
 SPREAD_RUNS = {
     ("classic", "none"): "privtune:SP",
     ("classic_holdout", "none"): "privtune:SP",

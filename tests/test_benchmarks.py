@@ -710,8 +710,8 @@ def test_tuning_suite_names_the_defaults_runs_and_keeps_common_seeds():
         return {"family": family, "method": method, "seed": seed, "task": task, "setting": setting}
 
     names = ["default", "spread", "top", "previous"]
-    assert tuning_suite._aliased(row("heavy", "privtune:SPA"), names)["method"] == "default"
-    assert tuning_suite._aliased(row("heavy", "privtune:SPA"), ["spread"])["method"] == "spread"
+    assert tuning_suite._aliased(row("heavy", "privtune:SPX"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("heavy", "privtune:SPA"), names)["method"] == "spread"
     assert tuning_suite._aliased(row("heavy", "privtune:AR"), names)["method"] == "top"
     assert tuning_suite._aliased(row("heavy", "privtune:KP2"), names)["method"] == "previous"
     assert tuning_suite._aliased(row("classic", "privtune:A1"), names)["method"] == "default"

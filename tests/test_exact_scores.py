@@ -97,17 +97,34 @@ def test_repeats_that_agree_stop_repeats_whatever_the_fitted_noise(seed):
     assert len(without) > 2 * AGREEING_REPEATS
 
 
-def test_repeats_that_disagree_leave_the_judgement_to_the_model():
-    """A noisy objective without known noise (a cross-validated score with shuffled folds):
-    a repeat that returns another score is not evidence of determinism."""
+def test_a_repeat_that_disagrees_makes_the_scores_noisy_whatever_the_fitted_noise():
+    """A noisy objective without known noise (a cross-validated score with shuffled folds, or
+    a heavy-tailed noise small against the objective's range): a repeat that returns another
+    score is evidence against determinism. On a smooth function the model fits a negligible
+    noise and judges twelve scores exact; one repeat returning a score 1e-4 off (2e-4 of the
+    scores' range) overturns that, and later agreeing repeats do not restore it."""
+    xs = np.linspace(0.0, 1.0, 12)
     opt = make_optimizer("gp-ucb", 1, seed=0)
-    for x, y in [(0.2, 0.5), (0.2, 0.5), (0.7, 0.9), (0.2, 0.5), (0.7, 0.8)]:
-        opt.tell([x], y)
-    assert not opt._repeats_agree()
-    opt = make_optimizer("gp-ucb", 1, seed=0)
-    for x, y in [(0.2, 0.5), (0.2, 0.5), (0.7, 0.9), (0.2, 0.5), (0.4, 0.8)]:
-        opt.tell([x], y)
-    assert opt._repeats_agree() and opt._exact()
+    for x in xs:
+        opt.tell([x], float(np.sin(3.0 * x)))
+    share = float(np.median(opt.fitted_noise_var())) / float(np.var(opt.y))
+    assert share <= EXACT_SHARE and opt._exact()
+    opt.tell([xs[3]], float(np.sin(3.0 * xs[3])) + 1e-4)
+    assert opt.repeats() == (1, False) and not opt._exact()
+    for _ in range(3):
+        opt.tell([xs[5]], float(np.sin(3.0 * xs[5])))
+    assert not opt._repeats_agree() and not opt._exact()
+
+
+def test_scores_said_heavy_tailed_are_never_judged_exact():
+    """A Student-t likelihood from the start (``student_t_df``, what ``heavy_tailed=True``
+    sets) is the user saying the scores are noisy: the twelve smooth scores above are not
+    judged exact, nor is the plateau rule for exact scores applied."""
+    opt = make_optimizer("gp-ucb", 1, seed=0, optimizer_kwargs={"student_t_df": 3.0})
+    for x in np.linspace(0.0, 1.0, 12):
+        opt.tell([x], float(np.sin(3.0 * x)))
+    assert opt.min_skill is not None and opt._shown_noisy()
+    assert not opt._exact() and not opt._flat()
 
 
 def test_agreeing_repeats_sets_how_many_repeats_decide():

@@ -105,6 +105,25 @@ def test_the_rule_is_off_under_known_noise():
     assert not opt._flat()
 
 
+def test_the_rule_is_off_once_a_repeat_returns_another_score():
+    """Scores without known noise whose repeat disagrees are noisy: a model of noisy scores
+    predicts them poorly on any rugged objective, plateau or not, so the rule (written for
+    exact scores) leaves the proposals to the acquisition. Ten plateau points (seed 0), then
+    a repeat of the first: the space is filled with no repeat and with an agreeing one, not
+    with one returning another score. A told repeat predicts itself, which lifts the
+    leave-one-out skill (to 0.26 and 0.33 here, measured, from −0.02), so ``min_skill`` is
+    0.5 to keep the skill below it in every case and test the repeat alone."""
+    X = _plateau_points(10, 0)
+    for second in (None, 0.0, 0.002):
+        opt = make_optimizer("gp-ucb", 6, seed=0, optimizer_kwargs={"min_skill": 0.5})
+        for x in X:
+            opt.tell(x, plateau(x))
+        if second is not None:
+            opt.tell(X[0], plateau(X[0]) + second)
+        assert opt.model_skill() < 0.5
+        assert opt._flat() == (second != 0.002), second
+
+
 def test_under_known_noise_scores_equal_within_their_noise_fill_the_space():
     """``min_signal``: 15 plateau points released with Laplace noise (per-report epsilon 10 on
     a [0, 1] score: reward noise variance 0.08) leave the model attributing 8 % of their

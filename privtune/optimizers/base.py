@@ -171,10 +171,11 @@ class BaseOptimizer:
         :class:`~privtune.acquisition.ExpectedImprovement` or
         :class:`~privtune.acquisition.ProbabilityOfImprovement`.
     min_skill : float, optional
-        For exact rewards (no known noise): propose a space-filling point instead of the
-        acquisition's maximiser while no told reward stands out and the model's leave-one-out
-        skill (:meth:`model_skill`) is at most this (a plateau; see :meth:`_flat`). Default:
-        off; the exact-score tuning default of ``"gp-ucb"`` is 0.2.
+        For exact rewards (no known noise, and not shown noisy by :meth:`_shown_noisy`):
+        propose a space-filling point instead of the acquisition's maximiser while no told
+        reward stands out and the model's leave-one-out skill (:meth:`model_skill`) is at most
+        this (a plateau; see :meth:`_flat`). Default: off; the exact-score tuning default of
+        ``"gp-ucb"`` is 0.2.
     min_signal : float, optional
         The same under known noise, in [0, 1]: while no told reward stands out and the model
         attributes at most this share of the rewards' variance to the objective
@@ -590,12 +591,19 @@ class BaseOptimizer:
 
     def _exact(self, share: float = EXACT_SHARE) -> bool:
         """Whether the told rewards are exact as far as the model or the history can tell: no
-        known noise, and either a fitted noise at most ``share`` of the rewards' variance for
-        the median reward, or repeated evaluations that agree (:meth:`_repeats_agree`). At
-        :data:`EXACT_SHARE` a configuration already told is then not proposed again (its second
-        evaluation would say nothing new); the pick asks at :data:`PICK_EXACT_SHARE`."""
+        known noise, not shown noisy (:meth:`_shown_noisy`: a repeated configuration that
+        returned another reward, or a likelihood chosen for noisy rewards), and either
+        repeated evaluations that agree (:meth:`_repeats_agree`) or a fitted noise at most
+        ``share`` of the rewards' variance for the median reward. A repeat is a measurement
+        and the fitted noise a reading: one repeat that disagrees outweighs a small fitted
+        noise (a noise small against the objective's range can still be heavy-tailed, and its
+        lucky draws would otherwise set the incumbent). At :data:`EXACT_SHARE` a configuration
+        already told is then not proposed again (its second evaluation would say nothing new);
+        the pick asks at :data:`PICK_EXACT_SHARE`."""
         noise = self.fitted_noise_var()
         if noise is None or any(self._v) or self.t < 2:
+            return False
+        if self._shown_noisy():
             return False
         if self._repeats_agree():
             return True
@@ -621,6 +629,14 @@ class BaseOptimizer:
             n_repeats += 1
             agree = agree and abs(y - first[key]) <= 1e-9 * max(1.0, abs(y))
         return n_repeats, agree
+
+    def _shown_noisy(self) -> bool:
+        """Whether rewards told without a known noise are noisy all the same: a repeated
+        configuration returned another reward (:meth:`repeats`), or (in a subclass) the user
+        chose a likelihood for noisy rewards. Such rewards are never judged exact
+        (:meth:`_exact`) and the plateau rule for exact rewards (``min_skill``) is off."""
+        n_repeats, agree = self.repeats()
+        return bool(n_repeats) and not agree
 
     def _repeats_agree(self) -> bool:
         """Whether the history shows the objective deterministic: at least
@@ -801,9 +817,11 @@ class BaseOptimizer:
         """Whether the next proposal fills the space instead of following the model.
 
         Only while no told reward stands out (the best lies within :data:`STANDOUT`
-        interquartile ranges of the median): then, for exact rewards with ``min_skill`` set,
-        when the model predicts them from each other no better than ``min_skill``
-        (:meth:`model_skill`); under known noise with ``min_signal`` set, when the model
+        interquartile ranges of the median): then, for rewards without known noise and not
+        shown noisy (:meth:`_shown_noisy`: a model of noisy rewards predicts them poorly
+        wherever the objective is rugged, plateau or not), with ``min_skill`` set, when the model
+        predicts them from each other no better than ``min_skill`` (:meth:`model_skill`);
+        under known noise with ``min_signal`` set, when the model
         attributes at most that share of their variance to the objective
         (:meth:`signal_share`): the scores told so far are equal within their noise. A plateau
         never holds the proposals: they spread until a reward stands out or the model finds
@@ -813,6 +831,8 @@ class BaseOptimizer:
         threshold = self.min_signal if noisy else self.min_skill
         if threshold is None or self.t < 3:
             return False
+        if not noisy and self._shown_noisy():
+            return False  # noisy rewards, not exact ones: not this rule's
         y = self.y
         q25, median, q75 = np.quantile(y, [0.25, 0.5, 0.75])
         if np.max(y) - median > STANDOUT * (q75 - q25):
@@ -1083,6 +1103,11 @@ class KernelOptimizer(BaseOptimizer):
             return self.student_t_df
         n_repeats, agree = self.repeats()
         return self.student_t_on_repeat if n_repeats and not agree else None
+
+    def _shown_noisy(self) -> bool:
+        """As :meth:`BaseOptimizer._shown_noisy`; a Student-t likelihood from the start
+        (``student_t_df``, what ``heavy_tailed=True`` sets) says the rewards are noisy."""
+        return self.student_t_df is not None or super()._shown_noisy()
 
     def _after_observe(self) -> None:
         if self.fit_lengthscale and self.t >= 8 and (self.t & (self.t - 1)) == 0:
