@@ -1101,8 +1101,7 @@ class KernelOptimizer(BaseOptimizer):
         configuration told twice got two different rewards (:meth:`repeats`)."""
         if self.student_t_df is not None or self.student_t_on_repeat is None:
             return self.student_t_df
-        n_repeats, agree = self.repeats()
-        return self.student_t_on_repeat if n_repeats and not agree else None
+        return self.student_t_on_repeat if BaseOptimizer._shown_noisy(self) else None
 
     def _shown_noisy(self) -> bool:
         """As :meth:`BaseOptimizer._shown_noisy`; a Student-t likelihood from the start
