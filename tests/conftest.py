@@ -4,7 +4,36 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
+
+from privtune.optimizers import GPUCB
+
+
+@pytest.fixture
+def told_gpucb():
+    """A factory ``make(n, *, y=None, noise_var=0.0, **kwargs)``: a two-parameter fitted
+    GP-UCB with log-EI (64 raw samples, seed 0; ``kwargs`` to the constructor) told ``n``
+    uniform points (seed 1) and either ``-||x - 0.3||^2`` or the rewards ``y``, plus a
+    Gaussian noise of standard deviation 0.1 when ``noise_var`` is given."""
+
+    def make(n: int, *, y=None, noise_var: float = 0.0, **kwargs) -> GPUCB:
+        opt = GPUCB(
+            2,
+            seed=0,
+            surrogate="fitted",
+            acquisition="logei",
+            n_raw_samples=64,
+            noise_var=noise_var,
+            **kwargs,
+        )
+        rng = np.random.default_rng(1)
+        for i, x in enumerate(rng.random((n, 2))):
+            value = -np.sum((x - 0.3) ** 2) if y is None else y[i]
+            opt.tell(x, float(value + (rng.normal(0, 0.1) if noise_var else 0.0)))
+        return opt
+
+    return make
 
 
 @pytest.fixture

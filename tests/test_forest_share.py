@@ -37,23 +37,7 @@ def test_forest_candidates_cover_the_faces_the_best_points_and_their_moves():
     assert any(np.array_equal(c, [0.8, 0.0]) for c in C)
 
 
-def _told(forest_share: int | None, n: int, noise_var: float = 0.0) -> GPUCB:
-    opt = GPUCB(
-        2,
-        seed=0,
-        surrogate="fitted",
-        acquisition="logei",
-        forest_share=forest_share,
-        n_raw_samples=64,
-        noise_var=noise_var,
-    )
-    rng = np.random.default_rng(1)
-    for x in rng.random((n, 2)):
-        opt.tell(x, float(-np.sum((x - 0.3) ** 2) + (rng.normal(0, 0.1) if noise_var else 0)))
-    return opt
-
-
-def test_every_kth_proposal_is_the_forests_while_the_rewards_are_exact(monkeypatch):
+def test_every_kth_proposal_is_the_forests_while_the_rewards_are_exact(monkeypatch, told_gpucb):
     calls = []
     real = base.forest_proposal
 
@@ -63,17 +47,17 @@ def test_every_kth_proposal_is_the_forests_while_the_rewards_are_exact(monkeypat
 
     monkeypatch.setattr(base, "forest_proposal", spy)
     for n in (9, 10, 11, 12):
-        x = _told(3, n).ask()
+        x = told_gpucb(n, forest_share=3).ask()
         assert x.shape == (2,)
     assert calls == [9, 12]
     calls.clear()
-    _told(None, 12).ask()  # off by default
-    _told(3, 12, noise_var=0.01).ask()  # known noise: the model's proposal
+    told_gpucb(12, forest_share=None).ask()  # off by default
+    told_gpucb(12, forest_share=3, noise_var=0.01).ask()  # known noise: the model's proposal
     assert calls == []
 
 
-def test_the_forests_proposal_is_never_a_told_point():
-    opt = _told(3, 12)
+def test_the_forests_proposal_is_never_a_told_point(told_gpucb):
+    opt = told_gpucb(12, forest_share=3)
     C = np.vstack([opt.X, [[0.31, 0.29]]])
     x = opt.ask(candidates=C)
     assert np.array_equal(x, [0.31, 0.29])

@@ -120,6 +120,11 @@ PICK_EXACT_SHARE = 0.05
 #: objective deterministic whatever the fitted noise (:meth:`BaseOptimizer._repeats_agree`):
 #: two, so that one repeat of a noisy objective that happens to match does not decide it.
 AGREEING_REPEATS = 2
+#: The starting side of ``local_share``'s trust region, in units of the cube for parameters of
+#: equal lengthscales (TuRBO's 0.8; :meth:`BaseOptimizer._trust_region_side`) ...
+TRUST_REGION_SIDE = 0.8
+#: ... and the number of scrambled Sobol candidates drawn in it per local proposal.
+LOCAL_CANDIDATES = 2048
 
 
 class BaseOptimizer:
@@ -211,6 +216,14 @@ class BaseOptimizer:
         How many evaluations repeating a told configuration, each with that configuration's
         first reward, show the objective deterministic whatever the fitted noise
         (:meth:`_repeats_agree`, :data:`AGREEING_REPEATS`); at least 1.
+    local_share : int, optional
+        While the told rewards are exact, every proposal made when the number of told
+        rewards is a multiple of this maximises the acquisition over a trust region around
+        the best told point instead of the cube (:meth:`_local_candidates`: TuRBO's box, its
+        sides in proportion to the lengthscales, shrunk while the study does not improve
+        and grown while it does). The other proposals search the cube as usual, so the
+        study refines its best region without giving up the rest. ``local_share >= 2``.
+        Default: off.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -239,6 +252,7 @@ class BaseOptimizer:
         forest_share: int | None = None,
         boundary_samples: bool = False,
         agreeing_repeats: int = AGREEING_REPEATS,
+        local_share: int | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -274,6 +288,7 @@ class BaseOptimizer:
         )
         self.boundary_samples = check_bool("boundary_samples", boundary_samples)
         self.agreeing_repeats = check_int("agreeing_repeats", agreeing_repeats)
+        self.local_share = None if local_share is None else check_int("local_share", local_share, 2)
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -728,6 +743,8 @@ class BaseOptimizer:
             return self._forest_point(C, P)
         if C is None:
             C = self._probe_candidates(P)
+        if C is None:
+            C = self._local_candidates(P)
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
         state = AcquisitionState(
@@ -864,6 +881,65 @@ class BaseOptimizer:
         if self.snap is not None:
             C = self.snap(C)
         fresh = self._untaken(C, P, told=exact)
+        return C[fresh] if fresh.any() else None
+
+    def _trust_region_side(self) -> float:
+        """The side of ``local_share``'s trust region, replayed from the told rewards by
+        TuRBO's rule (Eriksson et al. 2019): :data:`TRUST_REGION_SIDE` at first; doubled (to
+        at most twice that) after 3 told rewards in a row that each beat the best before them
+        by more than 1e-3 of its magnitude, halved after ``max(4, dim)`` in a row that did
+        not, and back to the start once below ``0.5^7`` (a restart)."""
+        side, wins, losses = TRUST_REGION_SIDE, 0, 0
+        y = self.y
+        best = float(y[0]) if self.t else 0.0
+        for value in y[1:]:
+            if value > best + 1e-3 * max(abs(best), 1e-12):
+                wins, losses = wins + 1, 0
+            else:
+                wins, losses = 0, losses + 1
+            best = max(best, float(value))
+            if wins == 3:
+                side, wins = min(2.0 * side, 2.0 * TRUST_REGION_SIDE), 0
+            elif losses == max(4, self.dim):
+                side, losses = side / 2.0, 0
+            if side < 0.5**7:
+                side = TRUST_REGION_SIDE
+        return side
+
+    def _block_lengthscales(self) -> np.ndarray | None:
+        """One lengthscale per block of the layout, for a model that fits them (``None``
+        otherwise: the trust region is then a cube)."""
+        return None
+
+    def _local_candidates(self, P: np.ndarray | None) -> np.ndarray | None:
+        """Candidates in the trust region around the best told point when this proposal is
+        ``local_share``'s (exact rewards, and their number a multiple of it), else ``None``
+        (the whole cube).
+
+        The region is TuRBO's box: centred on the best told point, its side along each
+        parameter :meth:`_trust_region_side` times that parameter's lengthscale over their
+        geometric mean, cut to the cube. The candidates are :data:`LOCAL_CANDIDATES` scrambled
+        Sobol points of the box, snapped, less those told or pending; the acquisition picks
+        among them.
+        """
+        k = self.local_share
+        if k is None or self.t < 2 or self.t % k or not self._exact():
+            return None
+        centre = self.X[int(np.argmax(self.y))]
+        width = np.ones(self.dim)
+        ls = self._block_lengthscales()
+        if ls is not None:
+            ls = np.asarray(ls, dtype=float)
+            ls = ls / np.exp(np.mean(np.log(ls)))
+            for b, length in zip(self.layout, ls, strict=True):
+                width[b.slice] = length
+        width *= self._trust_region_side()
+        lo = np.clip(centre - width / 2.0, 0.0, 1.0)
+        hi = np.clip(centre + width / 2.0, 0.0, 1.0)
+        C = lo + raw_samples(self._rng, LOCAL_CANDIDATES, self.dim, "sobol") * (hi - lo)
+        if self.snap is not None:
+            C = self.snap(C)
+        fresh = self._untaken(C, P, told=True)
         return C[fresh] if fresh.any() else None
 
     def _forest_turn(self) -> bool:

@@ -84,6 +84,11 @@ class _ExactGPOptimizer(KernelOptimizer):
     def _difference(self, X, x0):
         return self._gp.difference(X, x0)
 
+    def _block_lengthscales(self):
+        if self.surrogate != "fitted" or self.t < 2:
+            return None
+        return getattr(self._gp.hyper.kernel, "lengthscales", None)
+
     def model_skill(self) -> float | None:
         return self._gp.loo_skill() if self.surrogate == "fitted" else None
 

@@ -1,0 +1,82 @@
+"""A share of the proposals from a trust region around the best told point (``local_share``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+
+from privtune import PrivateGPUCBSampler
+from privtune.optimizers import GPUCB
+from privtune.optimizers.base import TRUST_REGION_SIDE
+
+
+def _box(opt: GPUCB) -> tuple[np.ndarray, np.ndarray]:
+    centre = opt.X[int(np.argmax(opt.y))]
+    ls = np.asarray(opt._block_lengthscales(), dtype=float)
+    width = opt._trust_region_side() * ls / np.exp(np.mean(np.log(ls)))
+    return np.clip(centre - width / 2, 0, 1), np.clip(centre + width / 2, 0, 1)
+
+
+def test_every_kth_proposal_is_in_the_trust_region_while_the_rewards_are_exact(told_gpucb):
+    turns = [
+        n for n in range(6, 14) if told_gpucb(n, local_share=3)._local_candidates(None) is not None
+    ]
+    assert turns == [6, 9, 12]
+    opt = told_gpucb(12, local_share=3)
+    lo, hi = _box(opt)
+    assert np.all(hi - lo < 1.0)  # a box smaller than the cube, so the check below can fail
+    C = opt._local_candidates(None)
+    assert np.all((C >= lo - 1e-12) & (C <= hi + 1e-12))
+    x = opt.ask()
+    assert np.all((x >= lo - 1e-12) & (x <= hi + 1e-12))
+    # off by default, and under a known noise (the rewards are not exact)
+    assert told_gpucb(12, local_share=None)._local_candidates(None) is None
+    assert told_gpucb(12, local_share=3, noise_var=0.01)._local_candidates(None) is None
+
+
+def test_the_trust_region_follows_turbos_rule(told_gpucb):
+    """Three improvements in a row double the side; ``max(4, dim)`` told rewards in a row
+    without one halve it; below ``0.5^7`` it restarts."""
+
+    def side(y):
+        return told_gpucb(len(y), local_share=2, y=y)._trust_region_side()
+
+    assert side([0, 1, 2, 3]) == 2 * TRUST_REGION_SIDE
+    assert side([0, 1, 2, 3, 3, 3, 3, 3]) == TRUST_REGION_SIDE
+    assert side([1, 0, 0, 0, 0]) == TRUST_REGION_SIDE / 2
+    # an improvement below 1e-3 of the best is not one
+    assert side([1, 1.0005, 1.0009, 1.0, 1.0]) == TRUST_REGION_SIDE / 2
+    assert side([1.0] + [0.0] * 24) == TRUST_REGION_SIDE / 2**6
+    assert side([1.0] + [0.0] * 28) == TRUST_REGION_SIDE
+
+
+def test_the_local_proposal_is_never_a_told_point(told_gpucb):
+    opt = told_gpucb(12, local_share=2)
+    for _ in range(6):
+        x = opt.ask()
+        assert not any(np.array_equal(x, z) for z in opt.X)
+        opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "3"])
+def test_local_share_must_be_an_integer_of_at_least_two(bad):
+    with pytest.raises(ValueError, match="local_share must be an integer >= 2"):
+        GPUCB(2, local_share=bad)
+
+
+def test_a_study_with_a_local_share_is_reproducible():
+    def objective(trial):
+        a = trial.suggest_float("a", 0.0, 1.0)
+        b = trial.suggest_int("b", 1, 8)
+        c = trial.suggest_categorical("c", ["x", "y", "z"])
+        return -((a - 0.3) ** 2) - 0.01 * (b - 6) ** 2 + 0.05 * (c == "y")
+
+    values = []
+    for _ in range(2):
+        sampler = PrivateGPUCBSampler(seed=3, optimizer_kwargs={"local_share": 2})
+        study = optuna.create_study(sampler=sampler, direction="maximize")
+        study.optimize(objective, n_trials=20)
+        values.append([t.value for t in study.trials])
+    assert values[0] == values[1]
+    assert max(values[0]) > 0.03
