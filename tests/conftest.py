@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import optuna
 import pytest
 
+from privtune import PrivateGPUCBSampler
 from privtune.optimizers import GPUCB
 
 
@@ -34,6 +36,32 @@ def told_gpucb():
         return opt
 
     return make
+
+
+@pytest.fixture
+def studied_twice():
+    """A factory ``run(optimizer_kwargs, n_trials, categorical)``: the values of two studies
+    of ``PrivateGPUCBSampler(seed=3, optimizer_kwargs=...)``, maximising
+    ``-(a - 0.3)^2 - 0.01 (b - 6)^2`` (plus 0.05 when the categorical ``c`` is ``"y"``)."""
+
+    def run(optimizer_kwargs: dict, n_trials: int, categorical: bool) -> list[list[float]]:
+        def objective(trial):
+            a = trial.suggest_float("a", 0.0, 1.0)
+            b = trial.suggest_int("b", 1, 8)
+            value = -((a - 0.3) ** 2) - 0.01 * (b - 6) ** 2
+            if categorical:
+                value += 0.05 * (trial.suggest_categorical("c", ["x", "y", "z"]) == "y")
+            return value
+
+        values = []
+        for _ in range(2):
+            sampler = PrivateGPUCBSampler(seed=3, optimizer_kwargs=optimizer_kwargs)
+            study = optuna.create_study(sampler=sampler, direction="maximize")
+            study.optimize(objective, n_trials=n_trials)
+            values.append([t.value for t in study.trials])
+        return values
+
+    return run
 
 
 @pytest.fixture

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import optuna
 import pytest
 
 import privtune.optimizers.base as base
-from privtune import PrivateGPUCBSampler
 from privtune.cube import Block
 from privtune.forest import forest_candidates, forest_proposal
 from privtune.optimizers import GPUCB
@@ -63,23 +61,14 @@ def test_the_forests_proposal_is_never_a_told_point(told_gpucb):
     assert np.array_equal(x, [0.31, 0.29])
 
 
+@pytest.mark.parametrize("name", ["forest_share", "local_share"])
 @pytest.mark.parametrize("bad", [1, 0, 2.5, True, "3"])
-def test_forest_share_must_be_an_integer_of_at_least_two(bad):
-    with pytest.raises(ValueError, match="forest_share must be an integer >= 2"):
-        GPUCB(2, forest_share=bad)
+def test_a_share_must_be_an_integer_of_at_least_two(name, bad):
+    with pytest.raises(ValueError, match=f"{name} must be an integer >= 2"):
+        GPUCB(2, **{name: bad})
 
 
-def test_a_study_with_a_forest_share_is_reproducible():
-    def objective(trial):
-        a = trial.suggest_float("a", 0.0, 1.0)
-        b = trial.suggest_int("b", 1, 8)
-        return -((a - 0.3) ** 2) - 0.01 * (b - 6) ** 2
-
-    values = []
-    for _ in range(2):
-        sampler = PrivateGPUCBSampler(seed=3, optimizer_kwargs={"forest_share": 3})
-        study = optuna.create_study(sampler=sampler, direction="maximize")
-        study.optimize(objective, n_trials=18)
-        values.append([t.value for t in study.trials])
+def test_a_study_with_a_forest_share_is_reproducible(studied_twice):
+    values = studied_twice({"forest_share": 3}, n_trials=18, categorical=False)
     assert values[0] == values[1]
     assert max(values[0]) > -0.01

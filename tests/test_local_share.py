@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import optuna
-import pytest
 
-from privtune import PrivateGPUCBSampler
 from privtune.optimizers import GPUCB
 from privtune.optimizers.base import TRUST_REGION_SIDE
 
@@ -59,24 +56,7 @@ def test_the_local_proposal_is_never_a_told_point(told_gpucb):
         opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
 
 
-@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "3"])
-def test_local_share_must_be_an_integer_of_at_least_two(bad):
-    with pytest.raises(ValueError, match="local_share must be an integer >= 2"):
-        GPUCB(2, local_share=bad)
-
-
-def test_a_study_with_a_local_share_is_reproducible():
-    def objective(trial):
-        a = trial.suggest_float("a", 0.0, 1.0)
-        b = trial.suggest_int("b", 1, 8)
-        c = trial.suggest_categorical("c", ["x", "y", "z"])
-        return -((a - 0.3) ** 2) - 0.01 * (b - 6) ** 2 + 0.05 * (c == "y")
-
-    values = []
-    for _ in range(2):
-        sampler = PrivateGPUCBSampler(seed=3, optimizer_kwargs={"local_share": 2})
-        study = optuna.create_study(sampler=sampler, direction="maximize")
-        study.optimize(objective, n_trials=20)
-        values.append([t.value for t in study.trials])
+def test_a_study_with_a_local_share_is_reproducible(studied_twice):
+    values = studied_twice({"local_share": 2}, n_trials=20, categorical=True)
     assert values[0] == values[1]
     assert max(values[0]) > 0.03
