@@ -60,3 +60,59 @@ def test_a_study_with_a_local_share_is_reproducible(studied_twice):
     values = studied_twice({"local_share": 2}, n_trials=20, categorical=True)
     assert values[0] == values[1]
     assert max(values[0]) > 0.03
+
+
+def test_without_privacy_the_default_gives_the_trust_region_every_second_proposal():
+    """``"gp-ucb"`` on scores that are not privatized takes :data:`EXACT_LOCAL_SHARE`; the
+    optimizers' own default is off, what the user asks is kept, and under privacy the
+    default leaves it off (the curator's noise makes the rewards inexact, so it could not act
+    anyway)."""
+    from privtune.registry import EXACT_LOCAL_SHARE
+    from privtune.tuning import make_optimizer
+
+    assert EXACT_LOCAL_SHARE == 2
+    assert make_optimizer("gp-ucb", 2).local_share == EXACT_LOCAL_SHARE
+    assert GPUCB(2).local_share is None
+    assert make_optimizer("gp-ucb", 2, optimizer_kwargs={"local_share": 5}).local_share == 5
+    assert make_optimizer("gp-ucb", 2, epsilon=1.0).local_share is None
+
+
+def test_the_trust_region_never_acts_on_noisy_or_privatized_rewards():
+    """A repeat that returns another score, or the curator's known noise, makes the rewards
+    inexact; no proposal is then the trust region's, at any number of told rewards."""
+    from privtune.tuning import make_optimizer
+
+    rng = np.random.default_rng(0)
+    noisy = make_optimizer("gp-ucb", 2, seed=0)
+    private = make_optimizer("gp-ucb", 2, seed=0, epsilon=1.0)
+    x0 = rng.random(2)
+    noisy.tell(x0, 0.5)
+    noisy.tell(x0, 0.6)  # the repeat disagrees
+    private.tell(x0, 0.5)
+    turns = []
+    for opt in (noisy, private):
+        for x in rng.random((12, 2)):
+            opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
+            turns.append(opt._local_candidates(None) is not None)
+    assert not any(turns)
+    exact = make_optimizer("gp-ucb", 2, seed=0)
+    for x in rng.random((12, 2)):
+        exact.tell(x, float(-np.sum((x - 0.3) ** 2)))
+    assert exact._local_candidates(None) is not None  # the check above can fail
+
+
+def test_a_batch_of_parallel_workers_takes_its_turns_in_order(told_gpucb):
+    """The pending points count towards the turn: four proposals asked before any is told
+    alternate between the trust region and the cube as four sequential ones would, instead
+    of all falling in the trust region (or none)."""
+    opt = told_gpucb(12, local_share=2)
+    pending = np.random.default_rng(2).random((3, 2))
+    turns = [opt._local_candidates(pending[:i] if i else None) is not None for i in range(4)]
+    assert turns == [True, False, True, False]
+    odd = told_gpucb(13, local_share=2)
+    assert [odd._local_candidates(pending[:i] if i else None) is not None for i in range(4)] == [
+        False,
+        True,
+        False,
+        True,
+    ]

@@ -201,8 +201,8 @@ class BaseOptimizer:
     probe_pairs : bool, default=False
         The local probe also moves every two parameters together.
     forest_share : int, optional
-        While the told rewards are exact, every proposal made when the number of told
-        rewards is a multiple of this comes from a forest of randomised trees instead of the
+        While the told rewards are exact, every proposal made when the number of told and
+        pending points is a multiple of this comes from a forest of randomised trees instead of the
         model (:func:`privtune.forest.forest_proposal`: the largest expected improvement
         among raw samples, their faces, perturbations of the best points and the best
         point's one-parameter moves). A second model that does not spread failures over the
@@ -217,13 +217,14 @@ class BaseOptimizer:
         first reward, show the objective deterministic whatever the fitted noise
         (:meth:`_repeats_agree`, :data:`AGREEING_REPEATS`); at least 1.
     local_share : int, optional
-        While the told rewards are exact, every proposal made when the number of told
-        rewards is a multiple of this maximises the acquisition over a trust region around
+        While the told rewards are exact, every proposal made when the number of told and
+        pending points is a multiple of this maximises the acquisition over a trust region around
         the best told point instead of the cube (:meth:`_local_candidates`: TuRBO's box, its
         sides in proportion to the lengthscales, shrunk while the study does not improve
         and grown while it does). The other proposals search the cube as usual, so the
         study refines its best region without giving up the rest. ``local_share >= 2``.
-        Default: off.
+        Default: off (the tuning default of ``"gp-ucb"`` without privacy is 2,
+        :data:`privtune.registry.EXACT_LOCAL_SHARE`).
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -739,7 +740,7 @@ class BaseOptimizer:
             return self._uniform_point(C, P)
         if self._flat():
             return self._space_filling_point(C, P)
-        if self._forest_turn():
+        if self._forest_turn(P):
             return self._forest_point(C, P)
         if C is None:
             C = self._probe_candidates(P)
@@ -913,8 +914,7 @@ class BaseOptimizer:
 
     def _local_candidates(self, P: np.ndarray | None) -> np.ndarray | None:
         """Candidates in the trust region around the best told point when this proposal is
-        ``local_share``'s (exact rewards, and their number a multiple of it), else ``None``
-        (the whole cube).
+        ``local_share``'s (:meth:`_share_turn`), else ``None`` (the whole cube).
 
         The region is TuRBO's box: centred on the best told point, its side along each
         parameter :meth:`_trust_region_side` times that parameter's lengthscale over their
@@ -922,8 +922,7 @@ class BaseOptimizer:
         Sobol points of the box, snapped, less those told or pending; the acquisition picks
         among them.
         """
-        k = self.local_share
-        if k is None or self.t < 2 or self.t % k or not self._exact():
+        if not self._share_turn(self.local_share, P):
             return None
         centre = self.X[int(np.argmax(self.y))]
         width = np.ones(self.dim)
@@ -942,11 +941,20 @@ class BaseOptimizer:
         fresh = self._untaken(C, P, told=True)
         return C[fresh] if fresh.any() else None
 
-    def _forest_turn(self) -> bool:
-        """Whether this proposal is the forest's (``forest_share``): exact rewards, at least
-        two told, and their number a multiple of ``forest_share``."""
-        k = self.forest_share
-        return k is not None and self.t >= 2 and self.t % k == 0 and self._exact()
+    def _share_turn(self, k: int | None, P: np.ndarray | None) -> bool:
+        """Whether this proposal is the turn of a share of ``k`` (``forest_share``,
+        ``local_share``): exact rewards, at least two told, and the number of told and pending
+        points a multiple of ``k``. Counting the pending points makes a batch asked before any
+        of it is told (parallel workers) take its turns in order, as a sequential study
+        would, instead of all or none of them."""
+        if k is None or self.t < 2:
+            return False
+        n = self.t + (0 if P is None else len(P))
+        return n % k == 0 and self._exact()
+
+    def _forest_turn(self, P: np.ndarray | None = None) -> bool:
+        """Whether this proposal is the forest's (``forest_share``, :meth:`_share_turn`)."""
+        return self._share_turn(self.forest_share, P)
 
     def _forest_point(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         """The forest's proposal (:func:`privtune.forest.forest_proposal`) over ``C`` or its
