@@ -202,10 +202,10 @@ class BaseOptimizer:
         The local probe also moves every two parameters together.
     forest_share : int, optional
         While the told rewards are exact, every proposal made when the number of told and
-        pending points is a multiple of this comes from a forest of randomised trees instead of the
-        model (:func:`privtune.forest.forest_proposal`: the largest expected improvement
-        among raw samples, their faces, perturbations of the best points and the best
-        point's one-parameter moves). A second model that does not spread failures over the
+        pending points is a multiple of this comes from a forest of randomised trees instead
+        of the model (:func:`privtune.forest.forest_proposal`: the largest expected
+        improvement among raw samples, their faces, perturbations of the best points and the
+        best point's one-parameter moves). A second model that does not spread failures over the
         regions next to them. ``forest_share >= 2``. Default: off.
     boundary_samples : bool, default=False
         The acquisition optimiser also evaluates the raw samples' copies on the faces and
@@ -218,10 +218,10 @@ class BaseOptimizer:
         (:meth:`_repeats_agree`, :data:`AGREEING_REPEATS`); at least 1.
     local_share : int, optional
         While the told rewards are exact, every proposal made when the number of told and
-        pending points is a multiple of this maximises the acquisition over a trust region around
-        the best told point instead of the cube (:meth:`_local_candidates`: TuRBO's box, its
-        sides in proportion to the lengthscales, shrunk while the study does not improve
-        and grown while it does). The other proposals search the cube as usual, so the
+        pending points is a multiple of this maximises the acquisition over a trust region
+        around the best told point instead of the cube (:meth:`_local_candidates`: TuRBO's
+        box, its sides in proportion to the lengthscales, shrunk while the study does not
+        improve and grown while it does). The other proposals search the cube as usual, so the
         study refines its best region without giving up the rest. ``local_share >= 2``.
         Default: off (the tuning default of ``"gp-ucb"`` without privacy is 2,
         :data:`privtune.registry.EXACT_LOCAL_SHARE`).
@@ -952,7 +952,7 @@ class BaseOptimizer:
         n = self.t + (0 if P is None else len(P))
         return n % k == 0 and self._exact()
 
-    def _forest_turn(self, P: np.ndarray | None = None) -> bool:
+    def _forest_turn(self, P: np.ndarray | None) -> bool:
         """Whether this proposal is the forest's (``forest_share``, :meth:`_share_turn`)."""
         return self._share_turn(self.forest_share, P)
 
