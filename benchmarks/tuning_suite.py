@@ -60,8 +60,9 @@ pick is below random search's median pick on that task at that budget. For the n
 families also the geometric mean over tasks of the regret relative to random search's.
 
 ``summarize --methods default`` names the current default's stored runs ``default`` in each
-family (:data:`DEFAULT_RUNS`), ``cube`` those of the default before the trust region's share
-of the proposals (:data:`CUBE_RUNS`), ``spread`` those of the default before one agreeing repeat
+family (:data:`DEFAULT_RUNS`), ``share`` those of the default before the trust region's guard
+(:data:`SHARE_RUNS`), ``cube`` those of the default before the trust region's share of the
+proposals (:data:`CUBE_RUNS`), ``spread`` those of the default before one agreeing repeat
 decided (:data:`SPREAD_RUNS`), ``top`` those of the default before the spread starts
 (:data:`TOP_RUNS`), ``previous`` those of the default before the Student-t switch on the
 noisy families (:data:`PREVIOUS_RUNS`); ``--common-seeds`` keeps, per family, the seeds on
@@ -769,8 +770,10 @@ def _loss(task: Task, value: float) -> float:
 #: the default starts its acquisition optimiser's local searches by the spread rule
 #: (``start_rule="spread"``) and takes one agreeing repeat as evidence of exact scores
 #: (``agreeing_repeats=1``), and while the scores are exact it maximises every second
-#: proposal's acquisition over a trust region around the best told point (``local_share=2``):
-#: measured as ``TR2`` on exact scores. On the noisy families, whose repeats never agree, it
+#: proposal's acquisition over a trust region around the best told point (``local_share=2``),
+#: unless that point's score is no better than the median told score: measured as ``TRM`` on
+#: exact scores (the optimizer arguments of ``TR2`` run by the code with that guard). On the
+#: noisy families, whose repeats never agree, it
 #: switches to a Student-t likelihood at the start-up's disagreeing repeat
 #: (``student_t_on_repeat``) and from then on neither judges the scores exact nor fills the
 #: space by the plateau rule for exact scores (``BaseOptimizer._shown_noisy``): measured as
@@ -782,14 +785,26 @@ def _loss(task: Task, value: float) -> float:
 #: privacy the default's runs are ``privtune`` (the trust region never acts on privatized
 #: scores).
 DEFAULT_RUNS = {
+    ("classic", "none"): "privtune:TRM",
+    ("classic_holdout", "none"): "privtune:TRM",
+    ("plateau", "none"): "privtune:TRM",
+    ("unseen", "none"): "privtune:TRM",
+    ("ridge", "none"): "privtune:TRM",
+    ("heavy", "none"): "privtune:SPX",
+    ("coco", "none"): "privtune:SPX",
+    ("gaussian", "none"): "privtune:SPX",
+}
+
+
+#: The runs of the default before the guard on the trust region (a trust region around a
+#: best told score no better than the median too): ``TR2``, run by the code before it.
+#: ``summarize --methods share``.
+SHARE_RUNS = {
     ("classic", "none"): "privtune:TR2",
     ("classic_holdout", "none"): "privtune:TR2",
     ("plateau", "none"): "privtune:TR2",
     ("unseen", "none"): "privtune:TR2",
     ("ridge", "none"): "privtune:TR2",
-    ("heavy", "none"): "privtune:SPX",
-    ("coco", "none"): "privtune:SPX",
-    ("gaussian", "none"): "privtune:SPX",
 }
 
 
@@ -845,10 +860,11 @@ PREVIOUS_RUNS = {
     ("gaussian", "none"): "privtune:G",
 }
 #: The names ``summarize`` gives stored runs: ``default`` (:data:`DEFAULT_RUNS`; ``privtune``
-#: under privacy), ``cube`` (:data:`CUBE_RUNS`), ``spread`` (:data:`SPREAD_RUNS`), ``top``
-#: (:data:`TOP_RUNS`) and ``previous`` (:data:`PREVIOUS_RUNS`).
+#: under privacy), ``share`` (:data:`SHARE_RUNS`), ``cube`` (:data:`CUBE_RUNS`), ``spread``
+#: (:data:`SPREAD_RUNS`), ``top`` (:data:`TOP_RUNS`) and ``previous`` (:data:`PREVIOUS_RUNS`).
 ALIASES = {
     "default": DEFAULT_RUNS,
+    "share": SHARE_RUNS,
     "cube": CUBE_RUNS,
     "spread": SPREAD_RUNS,
     "top": TOP_RUNS,

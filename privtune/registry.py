@@ -258,14 +258,15 @@ EXACT_AGREEING_REPEATS = 1
 #: The trust region's share of ``"gp-ucb"``'s proposals on scores that are not privatized
 #: (``local_share``): while the scores are exact, every second proposal maximises the
 #: acquisition over a box around the best told configuration (TuRBO's trust region) instead
-#: of the cube. The model fits long lengthscales to the parameters that matter little, and the
-#: expected improvement over the cube then grows at the faces and corners where it knows
-#: least; the trust region's turns refine the best region while the others search the whole
-#: cube. It never acts on noisy or privatized scores
+#: of the cube, unless that configuration's score is no better than the median told score
+#: (:func:`~privtune.optimizers.base.best_above_median`). The model fits long lengthscales
+#: to the parameters that matter little, and the expected improvement over the cube then
+#: grows at the faces and corners where it knows least; the trust region's turns refine the
+#: best region while the others search the whole cube. It never acts on noisy or privatized scores
 #: (:meth:`~privtune.optimizers.base.BaseOptimizer._exact`). Measured on the exact families of
 #: the tuning suite at 20 seeds (docs/benchmarks/tuning.md, "A trust region's share of the
-#: proposals"): ahead on the unseen tasks, level in the mean elsewhere, more trapped studies
-#: on the ridges.
+#: proposals" and "No trust region around a floor"): ahead on the unseen tasks, level in the
+#: mean elsewhere, more trapped studies on the ridges.
 EXACT_LOCAL_SHARE = 2
 
 

@@ -709,12 +709,13 @@ def test_tuning_suite_names_the_defaults_runs_and_keeps_common_seeds():
     def row(family, method, seed=0, task="t", setting="none"):
         return {"family": family, "method": method, "seed": seed, "task": task, "setting": setting}
 
-    names = ["default", "cube", "spread", "top", "previous"]
+    names = ["default", "share", "cube", "spread", "top", "previous"]
     assert tuning_suite._aliased(row("heavy", "privtune:SPX"), names)["method"] == "default"
     assert tuning_suite._aliased(row("heavy", "privtune:SPA"), names)["method"] == "spread"
     assert tuning_suite._aliased(row("heavy", "privtune:AR"), names)["method"] == "top"
     assert tuning_suite._aliased(row("heavy", "privtune:KP2"), names)["method"] == "previous"
-    assert tuning_suite._aliased(row("classic", "privtune:TR2"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("classic", "privtune:TRM"), names)["method"] == "default"
+    assert tuning_suite._aliased(row("classic", "privtune:TR2"), names)["method"] == "share"
     assert tuning_suite._aliased(row("classic", "privtune:A1"), names)["method"] == "cube"
     assert tuning_suite._aliased(row("classic", "privtune:SP"), names)["method"] == "spread"
     assert tuning_suite._aliased(row("classic", "privtune:KP"), names)["method"] == "top"

@@ -116,3 +116,13 @@ def test_a_batch_of_parallel_workers_takes_its_turns_in_order(told_gpucb):
         False,
         True,
     ]
+
+
+def test_no_trust_region_around_a_best_tied_with_the_median(told_gpucb):
+    """A best told reward no better than the median (most configurations at one chance-level
+    floor) marks no region: the turn then searches the cube. Once a reward rises above the
+    floor, the turn is the trust region's again."""
+    floor = [0.1] * 11 + [0.05]
+    assert told_gpucb(12, local_share=2, y=floor)._local_candidates(None) is None
+    risen = [*floor[:-1], 0.4]
+    assert told_gpucb(12, local_share=2, y=risen)._local_candidates(None) is not None

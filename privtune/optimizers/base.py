@@ -84,6 +84,16 @@ def check_alpha(alpha) -> float:
     return float(alpha)
 
 
+def best_above_median(score: np.ndarray) -> int | None:
+    """The index of the largest of ``score`` when it is above their median, else ``None``.
+
+    A best tied with half of the told scores (a chance-level floor that most configurations
+    reach) marks no region: the local proposals, the stall probe's and the trust region's,
+    would only circle it."""
+    best = int(np.argmax(score))
+    return best if score[best] > np.median(score) else None
+
+
 def check_points(name: str, X, dim: int, *, allow_empty: bool = False) -> np.ndarray:
     """Validate an ``(n, dim)`` array of points inside the unit cube."""
     arr = np.asarray(X, dtype=float)
@@ -221,8 +231,10 @@ class BaseOptimizer:
         pending points is a multiple of this maximises the acquisition over a trust region
         around the best told point instead of the cube (:meth:`_local_candidates`: TuRBO's
         box, its sides in proportion to the lengthscales, shrunk while the study does not
-        improve and grown while it does). The other proposals search the cube as usual, so the
-        study refines its best region without giving up the rest. ``local_share >= 2``.
+        improve and grown while it does), unless that point's reward is no better than the
+        median told reward (a floor, not a region). The other proposals search the cube as
+        usual, so the study refines its best region without giving up the rest.
+        ``local_share >= 2``.
         Default: off (the tuning default of ``"gp-ucb"`` without privacy is 2,
         :data:`privtune.registry.EXACT_LOCAL_SHARE`).
     """
@@ -874,9 +886,11 @@ class BaseOptimizer:
             return None
         exact = self._exact()
         score = self.y if exact else self._mean(self.X)
-        best = int(np.argmax(score))
+        best = best_above_median(score)
+        if best is None:
+            return None
         stalled = self.t - 1 - best
-        if stalled < k or (stalled - k) % 2 or not score[best] > np.median(score):
+        if stalled < k or (stalled - k) % 2:
             return None
         C = coordinate_moves(self.X[best], self.layout, pairs=self.probe_pairs)
         if self.snap is not None:
@@ -914,7 +928,8 @@ class BaseOptimizer:
 
     def _local_candidates(self, P: np.ndarray | None) -> np.ndarray | None:
         """Candidates in the trust region around the best told point when this proposal is
-        ``local_share``'s (:meth:`_share_turn`), else ``None`` (the whole cube).
+        ``local_share``'s (:meth:`_share_turn`) and the best told reward is above the median
+        of the told rewards (:func:`best_above_median`), else ``None`` (the whole cube).
 
         The region is TuRBO's box: centred on the best told point, its side along each
         parameter :meth:`_trust_region_side` times that parameter's lengthscale over their
@@ -924,7 +939,10 @@ class BaseOptimizer:
         """
         if not self._share_turn(self.local_share, P):
             return None
-        centre = self.X[int(np.argmax(self.y))]
+        best = best_above_median(self.y)
+        if best is None:
+            return None
+        centre = self.X[best]
         width = np.ones(self.dim)
         ls = self._block_lengthscales()
         if ls is not None:
