@@ -237,6 +237,13 @@ class BaseOptimizer:
         ``local_share >= 2``.
         Default: off (the tuning default of ``"gp-ucb"`` without privacy is 2,
         :data:`privtune.registry.EXACT_LOCAL_SHARE`).
+    uniform_share : int, optional
+        While the told rewards are exact, every proposal made when the number of told and
+        pending points is a multiple of this is a uniform draw of the cube, as in the
+        start-up (:meth:`_uniform_point`), instead of the model's: random search's share of
+        the study, which a model that extrapolates a trend to a face of the cube cannot
+        keep from the regions it judges poor. It takes precedence over ``forest_share`` and
+        ``local_share``. ``uniform_share >= 2``. Default: off.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -266,6 +273,7 @@ class BaseOptimizer:
         boundary_samples: bool = False,
         agreeing_repeats: int = AGREEING_REPEATS,
         local_share: int | None = None,
+        uniform_share: int | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
         self.epsilon = _check_positive("epsilon", epsilon, allow_none=True)
@@ -302,6 +310,9 @@ class BaseOptimizer:
         self.boundary_samples = check_bool("boundary_samples", boundary_samples)
         self.agreeing_repeats = check_int("agreeing_repeats", agreeing_repeats)
         self.local_share = None if local_share is None else check_int("local_share", local_share, 2)
+        self.uniform_share = (
+            None if uniform_share is None else check_int("uniform_share", uniform_share, 2)
+        )
         self._rng = np.random.default_rng(check_seed("seed", seed))
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
@@ -748,7 +759,7 @@ class BaseOptimizer:
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         """The maximiser of the acquisition over ``C`` or the cube, given pending points ``P``
         (a uniform point in the start-up phase)."""
-        if self._uniform:
+        if self._uniform or self._share_turn(self.uniform_share, P):
             return self._uniform_point(C, P)
         if self._flat():
             return self._space_filling_point(C, P)
@@ -961,10 +972,10 @@ class BaseOptimizer:
 
     def _share_turn(self, k: int | None, P: np.ndarray | None) -> bool:
         """Whether this proposal is the turn of a share of ``k`` (``forest_share``,
-        ``local_share``): exact rewards, at least two told, and the number of told and pending
-        points a multiple of ``k``. Counting the pending points makes a batch asked before any
-        of it is told (parallel workers) take its turns in order, as a sequential study
-        would, instead of all or none of them."""
+        ``local_share``, ``uniform_share``): exact rewards, at least two told, and the number
+        of told and pending points a multiple of ``k``. Counting the pending points makes a
+        batch asked before any of it is told (parallel workers) take its turns in order, as a
+        sequential study would, instead of all or none of them."""
         if k is None or self.t < 2:
             return False
         n = self.t + (0 if P is None else len(P))
