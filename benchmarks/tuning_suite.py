@@ -70,7 +70,9 @@ which every method ran every task; ``--name`` writes the summary under another n
 summaries of one store).
 
 Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
-``run`` processes share the work).
+``run`` processes share the work), with the versions of Python and of the packages its
+numbers depend on (:func:`_versions`): a study replays exactly only under the same versions
+(runs stored before the versions were recorded carry none).
 
 Usage::
 
@@ -88,11 +90,13 @@ import itertools
 import json
 import math
 import os
+import platform
 import time
 import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -721,7 +725,21 @@ def run_one(
         "picks": picks,
         "true_values": [true.get(t.number) for t in study.trials],
         "seconds": time.perf_counter() - t0,
+        "versions": _versions(),
     }
+
+
+def _versions() -> dict[str, str]:
+    """The versions of Python and of the packages a run's numbers depend on: a study's
+    floating-point path, and so its proposals after the first few, changes with numpy's and
+    scipy's, and the samplers with Optuna's."""
+    found = {"python": platform.python_version()}
+    for package in ("numpy", "scipy", "scikit-learn", "optuna", "hebo", "torch"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return found
 
 
 def _runs(args: argparse.Namespace):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import optuna
 import pytest
 
 from benchmarks import harness, zhou_tan
@@ -633,6 +634,9 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
     assert len(runs) == (2 + 1) * 2 * 2
     for run in runs:
         assert set(run["picks"]) == {"4", "8"} and len(run["true_values"]) == 8
+        # a replay is exact only under the same versions: each run records them
+        assert run["versions"]["numpy"] == np.__version__
+        assert run["versions"]["optuna"] == optuna.__version__
     summary = result["summary"]
     assert set(summary) == {"plateau|none", "plateau|10", "heavy|none"}
     for out in summary.values():
