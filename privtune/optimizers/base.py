@@ -758,7 +758,7 @@ class BaseOptimizer:
 
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         """The maximiser of the acquisition over ``C`` or the cube, given pending points ``P``
-        (a uniform point in the start-up phase)."""
+        (a uniform point in the start-up phase and on ``uniform_share``'s turns)."""
         if self._uniform or self._share_turn(self.uniform_share, P):
             return self._uniform_point(C, P)
         if self._flat():
