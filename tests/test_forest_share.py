@@ -61,7 +61,7 @@ def test_the_forests_proposal_is_never_a_told_point(told_gpucb):
     assert np.array_equal(x, [0.31, 0.29])
 
 
-@pytest.mark.parametrize("name", ["forest_share", "local_share"])
+@pytest.mark.parametrize("name", ["forest_share", "local_share", "uniform_share"])
 @pytest.mark.parametrize("bad", [1, 0, 2.5, True, "3"])
 def test_a_share_must_be_an_integer_of_at_least_two(name, bad):
     with pytest.raises(ValueError, match=f"{name} must be an integer >= 2"):
