@@ -36,6 +36,8 @@ __all__ = [
     "AcquisitionState",
     "ExpectedImprovement",
     "LogExpectedImprovement",
+    "LogProbabilityOfImprovement",
+    "Portfolio",
     "ProbabilityOfImprovement",
     "argmax_random_tie",
     "baseline_level",
@@ -278,10 +280,124 @@ class LogExpectedImprovement(Acquisition):
         return f"{type(self).__name__}(incumbent={self.incumbent!r}, margin={self.margin!r})"
 
 
+class LogProbabilityOfImprovement(Acquisition):
+    """The logarithm of the probability of improvement, ``ln Phi(z)`` with
+    ``z = (mean - incumbent) / std``, finite where ``Phi(z)`` underflows.
+
+    Parameters
+    ----------
+    incumbent : {"observed", "mean", "auto"}, default="mean"
+        As in :class:`ExpectedImprovement`.
+    """
+
+    name = "logpi"
+
+    def __init__(self, incumbent: str = "mean") -> None:
+        self.incumbent = _check_incumbent(incumbent)
+
+    def __call__(self, mean, var, state):
+        sd = np.sqrt(np.maximum(var, _VAR_FLOOR))
+        return special.log_ndtr((mean - state.incumbent(self.incumbent)) / sd)
+
+    def derivatives(self, mean, var, state):
+        # ln Phi(z): d/dmean = r / s, d/ds = -z r / s with r = phi(z) / Phi(z)
+        sd = math.sqrt(max(var, _VAR_FLOOR))
+        z = (mean - state.incumbent(self.incumbent)) / sd
+        log_phi_z = float(special.log_ndtr(z))
+        r = math.exp(-0.5 * z * z - 0.5 * math.log(2.0 * math.pi) - log_phi_z)
+        d_var = -z * r / sd / (2.0 * sd) if var > 1e-24 else 0.0
+        return log_phi_z, r / sd, d_var
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(incumbent={self.incumbent!r})"
+
+
+class _WidthUCB(Acquisition):
+    """``mean + kappa std`` with a width ``kappa`` set from outside (by :class:`Portfolio`)."""
+
+    name = "ucb"
+
+    def __init__(self) -> None:
+        self.kappa = 2.0
+
+    def __call__(self, mean, var, state):
+        return mean + self.kappa * np.sqrt(np.maximum(var, 0.0))
+
+    def derivatives(self, mean, var, state):
+        sd = math.sqrt(max(var, 0.0))
+        return mean + self.kappa * sd, 1.0, (0.5 * self.kappa / sd if sd > 0.0 else 0.0)
+
+
+class Portfolio(Acquisition):
+    """One of log EI, log PI and UCB per proposal, drawn uniformly: the three ends of the
+    Pareto front of HEBO's MACE acquisition (Cowen-Rivers et al. 2022), whose proposal is a
+    random point of the front of (EI, PI, UCB).
+
+    Each proposal's optimizer calls :meth:`draw` with its generator, the number of told
+    points ``t`` and the dimension ``d`` before it maximises; the UCB member's width is
+    HEBO's, ``kappa = sqrt(2 upsilon ((2 + d / 2) ln t + ln(pi^2 / delta)))``. The widths of
+    UCB and the scale of the rewards do not interact: ``mean + kappa std`` has the same
+    maximiser in any affine units of the rewards.
+
+    Parameters
+    ----------
+    incumbent : {"observed", "mean", "auto"}, default="auto"
+        The incumbent of log EI and log PI, as in :class:`ExpectedImprovement`.
+    upsilon : float, default=0.5
+        HEBO's ``upsi`` in the UCB width.
+    delta : float, default=0.01
+        HEBO's ``delta`` in the UCB width.
+    """
+
+    name = "portfolio"
+
+    def __init__(self, incumbent: str = "auto", upsilon: float = 0.5, delta: float = 0.01) -> None:
+        self.incumbent = _check_incumbent(incumbent)
+        if not (isinstance(upsilon, (int, float)) and upsilon > 0):
+            raise ValueError(f"upsilon must be a positive number, got {upsilon!r}.")
+        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+            raise ValueError(f"delta must be a number in (0, 1), got {delta!r}.")
+        self.upsilon = float(upsilon)
+        self.delta = float(delta)
+        self._ucb = _WidthUCB()
+        self.members: tuple[Acquisition, ...] = (
+            LogExpectedImprovement(incumbent=self.incumbent),
+            LogProbabilityOfImprovement(incumbent=self.incumbent),
+            self._ucb,
+        )
+        self.member: Acquisition = self.members[0]
+
+    def width(self, t: int, dim: int) -> float:
+        """HEBO's UCB width after ``t`` told points in ``dim`` dimensions."""
+        log_t = math.log(max(int(t), 1))
+        return math.sqrt(
+            2.0 * self.upsilon * ((2.0 + dim / 2.0) * log_t + math.log(math.pi**2 / self.delta))
+        )
+
+    def draw(self, rng: np.random.Generator, t: int, dim: int) -> Acquisition:
+        """Pick the member of the next proposal uniformly with ``rng`` and return it."""
+        self._ucb.kappa = self.width(t, dim)
+        self.member = self.members[int(rng.integers(len(self.members)))]
+        return self.member
+
+    def __call__(self, mean, var, state):
+        return self.member(mean, var, state)
+
+    def derivatives(self, mean, var, state):
+        return self.member.derivatives(mean, var, state)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(incumbent={self.incumbent!r}, upsilon={self.upsilon!r}, "
+            f"delta={self.delta!r})"
+        )
+
+
 #: The acquisitions an optimizer takes by name (any :class:`Acquisition` instance is taken too).
 ACQUISITIONS: dict[str, Callable[[], Acquisition]] = {
     "ucb": UCB,
     "logei": LogExpectedImprovement,
+    "portfolio": Portfolio,
 }
 
 

@@ -17,14 +17,15 @@ def told_gpucb():
     """A factory ``make(n, *, y=None, noise_var=0.0, **kwargs)``: a two-parameter fitted
     GP-UCB with log-EI (64 raw samples, seed 0; ``kwargs`` to the constructor) told ``n``
     uniform points (seed 1) and either ``-||x - 0.3||^2`` or the rewards ``y``, plus a
-    Gaussian noise of standard deviation 0.1 when ``noise_var`` is given."""
+    Gaussian noise of standard deviation 0.1 when ``noise_var`` is given (``acquisition`` in
+    ``kwargs`` replaces log-EI)."""
 
     def make(n: int, *, y=None, noise_var: float = 0.0, **kwargs) -> GPUCB:
+        kwargs.setdefault("acquisition", "logei")
         opt = GPUCB(
             2,
             seed=0,
             surrogate="fitted",
-            acquisition="logei",
             n_raw_samples=64,
             noise_var=noise_var,
             **kwargs,

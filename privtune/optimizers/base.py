@@ -181,7 +181,9 @@ class BaseOptimizer:
         ``"ucb"`` (:class:`~privtune.acquisition.UCB`): ``mean + beta_t std``, the papers'
         acquisition. ``"logei"`` (:class:`~privtune.acquisition.LogExpectedImprovement`): the
         logarithm of the expected improvement over the best posterior mean among the told
-        points, an option measured on the benchmarks page; ``beta_t`` is then not used. Any
+        points, an option measured on the benchmarks page; ``beta_t`` is then not used.
+        ``"portfolio"`` (:class:`~privtune.acquisition.Portfolio`): log EI, log PI or UCB
+        with HEBO's width, drawn per proposal from the optimizer's generator. Any
         :class:`~privtune.acquisition.Acquisition` instance, e.g.
         :class:`~privtune.acquisition.ExpectedImprovement` or
         :class:`~privtune.acquisition.ProbabilityOfImprovement`.
@@ -771,13 +773,10 @@ class BaseOptimizer:
             C = self._local_candidates(P)
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
-        state = AcquisitionState(
-            beta=lambda: self.beta,
-            best_observed=lambda: float(np.max(self.y)) if self.t else 0.0,
-            best_mean=lambda: float(np.max(self._mean(self.X))) if self.t else 0.0,
-            noise_sd=self._noise_sd,
-            exact=self._exact,
-        )
+        draw = getattr(acquisition, "draw", None)
+        if draw is not None:  # a portfolio: this proposal's member
+            acquisition = draw(self._rng, t=self.t, dim=self.dim)
+        state = self._acquisition_state()
 
         # never a configuration being evaluated, nor (with exact scores) one already told
         told = self._taken(P, told=self._exact())
@@ -804,6 +803,16 @@ class BaseOptimizer:
         # the analytic gradient where the model and the acquisition have one; elsewhere one
         # batched call per gradient (the point and a step along each real coordinate)
         return self._maximize(acq, C, batched_gradient=True, value_and_grad=value_and_grad)
+
+    def _acquisition_state(self) -> AcquisitionState:
+        """What the acquisition reads besides the posterior, each computed when first read."""
+        return AcquisitionState(
+            beta=lambda: self.beta,
+            best_observed=lambda: float(np.max(self.y)) if self.t else 0.0,
+            best_mean=lambda: float(np.max(self._mean(self.X))) if self.t else 0.0,
+            noise_sd=self._noise_sd,
+            exact=self._exact,
+        )
 
     def _maximize(
         self, acq, C: np.ndarray | None, *, batched_gradient: bool = False, value_and_grad=None
