@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import optimize, special
 
+from ._checks import check_float
 from .cube import Block, check_layout
 
 __all__ = [
@@ -165,18 +166,40 @@ _VAR_FLOOR = 1e-18
 
 class UCB(Acquisition):
     """Upper confidence bound ``mean + beta std``, the acquisition of every paper implemented
-    here, with the optimizer's ``beta`` (``beta_scale`` times the theory's ``beta_t``)."""
+    here, with the optimizer's ``beta`` (``beta_scale`` times the theory's ``beta_t``).
+
+    Parameters
+    ----------
+    width : float, optional
+        A width of the bound to use instead of the optimizer's ``beta`` (then ``beta_scale``
+        does not act on it); :class:`Portfolio` sets its UCB's width per proposal.
+    """
 
     name = "ucb"
-    reads_beta = True
+
+    def __init__(self, width: float | None = None) -> None:
+        if width is not None:
+            width = check_float("width", width, low=0.0, closed_low=True)
+        self.width = width
+
+    @property
+    def reads_beta(self) -> bool:  # type: ignore[override]
+        """Whether the width is the optimizer's ``beta`` (no fixed ``width``)."""
+        return self.width is None
+
+    def _width(self, state: AcquisitionState) -> float:
+        return state.beta if self.width is None else self.width
 
     def __call__(self, mean, var, state):
-        return mean + state.beta * np.sqrt(np.maximum(var, 0.0))
+        return mean + self._width(state) * np.sqrt(np.maximum(var, 0.0))
 
     def derivatives(self, mean, var, state):
         sd = math.sqrt(max(var, 0.0))
-        beta = state.beta
+        beta = self._width(state)
         return mean + beta * sd, 1.0, (0.5 * beta / sd if sd > 0.0 else 0.0)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()" if self.width is None else f"UCB(width={self.width!r})"
 
 
 def expected_improvement(sd: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -280,69 +303,50 @@ class LogExpectedImprovement(Acquisition):
         return f"{type(self).__name__}(incumbent={self.incumbent!r}, margin={self.margin!r})"
 
 
-class LogProbabilityOfImprovement(Acquisition):
-    """The logarithm of the probability of improvement, ``ln Phi(z)`` with
-    ``z = (mean - incumbent) / std``, finite where ``Phi(z)`` underflows.
+class LogProbabilityOfImprovement(ExpectedImprovement):
+    """The logarithm of the probability of improvement, ``ln Phi(z)`` with ``z`` as in
+    :class:`ExpectedImprovement`, finite where ``Phi(z)`` underflows.
 
     Parameters
     ----------
-    incumbent : {"observed", "mean", "auto"}, default="mean"
+    xi : float, default=0.0
+        Margin over the incumbent.
+    incumbent : {"observed", "mean", "auto"}, default="observed"
         As in :class:`ExpectedImprovement`.
     """
 
     name = "logpi"
 
-    def __init__(self, incumbent: str = "mean") -> None:
-        self.incumbent = _check_incumbent(incumbent)
-
     def __call__(self, mean, var, state):
-        sd = np.sqrt(np.maximum(var, _VAR_FLOOR))
-        return special.log_ndtr((mean - state.incumbent(self.incumbent)) / sd)
+        return special.log_ndtr(self._z(mean, var, state)[1])
 
     def derivatives(self, mean, var, state):
-        # ln Phi(z): d/dmean = r / s, d/ds = -z r / s with r = phi(z) / Phi(z)
-        sd = math.sqrt(max(var, _VAR_FLOOR))
-        z = (mean - state.incumbent(self.incumbent)) / sd
-        log_phi_z = float(special.log_ndtr(z))
-        r = math.exp(-0.5 * z * z - 0.5 * math.log(2.0 * math.pi) - log_phi_z)
-        d_var = -z * r / sd / (2.0 * sd) if var > 1e-24 else 0.0
-        return log_phi_z, r / sd, d_var
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(incumbent={self.incumbent!r})"
-
-
-class _WidthUCB(Acquisition):
-    """``mean + kappa std`` with a width ``kappa`` set from outside (by :class:`Portfolio`)."""
-
-    name = "ucb"
-
-    def __init__(self) -> None:
-        self.kappa = 2.0
-
-    def __call__(self, mean, var, state):
-        return mean + self.kappa * np.sqrt(np.maximum(var, 0.0))
-
-    def derivatives(self, mean, var, state):
-        sd = math.sqrt(max(var, 0.0))
-        return mean + self.kappa * sd, 1.0, (0.5 * self.kappa / sd if sd > 0.0 else 0.0)
+        # ln Phi(z): d/dmean = r / s, d/ds = -z r / s, with the inverse Mills ratio
+        # r = phi(z) / Phi(z) = sqrt(2 / pi) / erfcx(-z / sqrt 2), exact for every z
+        sd, z = self._z(mean, var, state)
+        sd, z = float(sd), float(z)
+        r = math.sqrt(2.0 / math.pi) / float(special.erfcx(-z / math.sqrt(2.0)))
+        d_var = -z * r / sd / (2.0 * sd) if var > _VAR_FLOOR else 0.0
+        return float(special.log_ndtr(z)), r / sd, d_var
 
 
 class Portfolio(Acquisition):
-    """One of log EI, log PI and UCB per proposal, drawn uniformly: the three ends of the
-    Pareto front of HEBO's MACE acquisition (Cowen-Rivers et al. 2022), whose proposal is a
-    random point of the front of (EI, PI, UCB).
+    """One of log-EI, log-PI and UCB per proposal, drawn uniformly: a random portfolio of
+    the single-objective ends of the Pareto front that HEBO's MACE acquisition searches
+    (Cowen-Rivers et al. 2022). It is not MACE, which proposes a random point of the whole
+    front of EI, PI and UCB (found by an evolutionary search, its posterior means perturbed
+    by the fitted noise), mostly compromises between them.
 
     Each proposal's optimizer calls :meth:`draw` with its generator, the number of told
-    points ``t`` and the dimension ``d`` before it maximises; the UCB member's width is
-    HEBO's, ``kappa = sqrt(2 upsilon ((2 + d / 2) ln t + ln(pi^2 / delta)))``. The widths of
-    UCB and the scale of the rewards do not interact: ``mean + kappa std`` has the same
-    maximiser in any affine units of the rewards.
+    points ``t`` and of parameters ``d`` before it maximises; the UCB member's width is
+    HEBO's, ``kappa = sqrt(2 upsilon ((2 + d / 2) ln t + ln(pi^2 / delta)))``. With the
+    fitted surrogate, which standardises the rewards, that width means the same in any units
+    of the rewards.
 
     Parameters
     ----------
     incumbent : {"observed", "mean", "auto"}, default="auto"
-        The incumbent of log EI and log PI, as in :class:`ExpectedImprovement`.
+        The incumbent of log-EI and log-PI, as in :class:`ExpectedImprovement`.
     upsilon : float, default=0.5
         HEBO's ``upsi`` in the UCB width.
     delta : float, default=0.01
@@ -353,13 +357,9 @@ class Portfolio(Acquisition):
 
     def __init__(self, incumbent: str = "auto", upsilon: float = 0.5, delta: float = 0.01) -> None:
         self.incumbent = _check_incumbent(incumbent)
-        if not (isinstance(upsilon, (int, float)) and upsilon > 0):
-            raise ValueError(f"upsilon must be a positive number, got {upsilon!r}.")
-        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-            raise ValueError(f"delta must be a number in (0, 1), got {delta!r}.")
-        self.upsilon = float(upsilon)
-        self.delta = float(delta)
-        self._ucb = _WidthUCB()
+        self.upsilon = check_float("upsilon", upsilon, low=0.0)
+        self.delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
+        self._ucb = UCB(width=0.0)
         self.members: tuple[Acquisition, ...] = (
             LogExpectedImprovement(incumbent=self.incumbent),
             LogProbabilityOfImprovement(incumbent=self.incumbent),
@@ -368,7 +368,7 @@ class Portfolio(Acquisition):
         self.member: Acquisition = self.members[0]
 
     def width(self, t: int, dim: int) -> float:
-        """HEBO's UCB width after ``t`` told points in ``dim`` dimensions."""
+        """HEBO's UCB width after ``t`` told points on ``dim`` parameters."""
         log_t = math.log(max(int(t), 1))
         return math.sqrt(
             2.0 * self.upsilon * ((2.0 + dim / 2.0) * log_t + math.log(math.pi**2 / self.delta))
@@ -376,7 +376,7 @@ class Portfolio(Acquisition):
 
     def draw(self, rng: np.random.Generator, t: int, dim: int) -> Acquisition:
         """Pick the member of the next proposal uniformly with ``rng`` and return it."""
-        self._ucb.kappa = self.width(t, dim)
+        self._ucb.width = self.width(t, dim)
         self.member = self.members[int(rng.integers(len(self.members)))]
         return self.member
 

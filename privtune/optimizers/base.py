@@ -775,7 +775,7 @@ class BaseOptimizer:
         acquisition = self.acquisition
         draw = getattr(acquisition, "draw", None)
         if draw is not None:  # a portfolio: this proposal's member
-            acquisition = draw(self._rng, t=self.t, dim=self.dim)
+            acquisition = draw(self._rng, t=self.t, dim=len(self.layout))
         state = self._acquisition_state()
 
         # never a configuration being evaluated, nor (with exact scores) one already told
