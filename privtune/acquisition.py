@@ -199,7 +199,8 @@ class UCB(Acquisition):
         return mean + beta * sd, 1.0, (0.5 * beta / sd if sd > 0.0 else 0.0)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()" if self.width is None else f"UCB(width={self.width!r})"
+        width = "" if self.width is None else f"width={self.width!r}"
+        return f"{type(self).__name__}({width})"
 
 
 def expected_improvement(sd: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -303,17 +304,9 @@ class LogExpectedImprovement(Acquisition):
         return f"{type(self).__name__}(incumbent={self.incumbent!r}, margin={self.margin!r})"
 
 
-class LogProbabilityOfImprovement(ExpectedImprovement):
-    """The logarithm of the probability of improvement, ``ln Phi(z)`` with ``z`` as in
-    :class:`ExpectedImprovement`, finite where ``Phi(z)`` underflows.
-
-    Parameters
-    ----------
-    xi : float, default=0.0
-        Margin over the incumbent.
-    incumbent : {"observed", "mean", "auto"}, default="observed"
-        As in :class:`ExpectedImprovement`.
-    """
+class LogProbabilityOfImprovement(ProbabilityOfImprovement):
+    """The logarithm of :class:`ProbabilityOfImprovement`, ``ln Phi(z)``, finite where
+    ``Phi(z)`` underflows; it takes the same ``xi`` and ``incumbent``."""
 
     name = "logpi"
 
