@@ -31,6 +31,7 @@ __all__ = [
     "ACQUISITIONS",
     "BASELINE_LEVEL",
     "MAX_EXHAUSTIVE",
+    "PORTFOLIO_TURNS",
     "RAW_SAMPLING",
     "UCB",
     "Acquisition",
@@ -323,6 +324,10 @@ class LogProbabilityOfImprovement(ProbabilityOfImprovement):
         return float(special.log_ndtr(z)), r / sd, d_var
 
 
+#: The proposals a :class:`Portfolio` draws a member for (its ``turns``).
+PORTFOLIO_TURNS = ("all", "local")
+
+
 class Portfolio(Acquisition):
     """One of log-EI, log-PI and UCB per proposal, drawn uniformly: a random portfolio of
     the single-objective ends of the Pareto front that HEBO's MACE acquisition searches
@@ -344,14 +349,27 @@ class Portfolio(Acquisition):
         HEBO's ``upsi`` in the UCB width.
     delta : float, default=0.01
         HEBO's ``delta`` in the UCB width.
+    turns : {"all", "local"}, default="all"
+        The proposals that draw a member: ``"all"`` the optimizer's every maximisation of the
+        acquisition; ``"local"`` only the trust region's turns (``local_share``), the others
+        maximising log-EI (the first member) without drawing.
     """
 
     name = "portfolio"
 
-    def __init__(self, incumbent: str = "auto", upsilon: float = 0.5, delta: float = 0.01) -> None:
+    def __init__(
+        self,
+        incumbent: str = "auto",
+        upsilon: float = 0.5,
+        delta: float = 0.01,
+        turns: str = "all",
+    ) -> None:
         self.incumbent = _check_incumbent(incumbent)
         self.upsilon = check_float("upsilon", upsilon, low=0.0)
         self.delta = check_float("delta", delta, low=0.0, high=1.0, closed_high=False)
+        if turns not in PORTFOLIO_TURNS:
+            raise ValueError(f"turns must be one of {PORTFOLIO_TURNS}, got {turns!r}.")
+        self.turns = turns
         self._ucb = UCB(width=0.0)
         self.members: tuple[Acquisition, ...] = (
             LogExpectedImprovement(incumbent=self.incumbent),
@@ -367,8 +385,15 @@ class Portfolio(Acquisition):
             2.0 * self.upsilon * ((2.0 + dim / 2.0) * log_t + math.log(math.pi**2 / self.delta))
         )
 
-    def draw(self, rng: np.random.Generator, t: int, dim: int) -> Acquisition:
-        """Pick the member of the next proposal uniformly with ``rng`` and return it."""
+    def draw(
+        self, rng: np.random.Generator, t: int, dim: int, *, local: bool = True
+    ) -> Acquisition:
+        """Pick the member of the next proposal uniformly with ``rng`` and return it; with
+        ``turns="local"`` and a proposal outside the trust region (``local`` false), log-EI,
+        ``rng`` untouched."""
+        if self.turns == "local" and not local:
+            self.member = self.members[0]
+            return self.member
         self._ucb.width = self.width(t, dim)
         self.member = self.members[int(rng.integers(len(self.members)))]
         return self.member

@@ -125,6 +125,8 @@ def test_the_portfolio_is_taken_by_name_and_refuses_bad_arguments():
         Portfolio(delta=1.0)
     with pytest.raises(ValueError, match="incumbent"):
         Portfolio(incumbent="best")
+    with pytest.raises(ValueError, match="turns"):
+        Portfolio(turns="global")
 
 
 def test_each_proposal_maximises_the_member_drawn_for_it(monkeypatch, told_gpucb):
@@ -139,8 +141,9 @@ def test_each_proposal_maximises_the_member_drawn_for_it(monkeypatch, told_gpucb
         drawn = []
         real = opt.acquisition.draw
 
-        def spy(rng, t, dim, real=real, drawn=drawn):
-            member = real(rng, t=t, dim=dim)
+        def spy(rng, t, dim, local, real=real, drawn=drawn):
+            assert not local  # candidates given: not the trust region's turn
+            member = real(rng, t=t, dim=dim, local=local)
             drawn.append((member, t, dim))
             return member
 
@@ -189,10 +192,39 @@ def test_a_trust_region_turn_draws_a_member_and_d_counts_parameters(monkeypatch)
     drawn = []
     real = opt.acquisition.draw
     monkeypatch.setattr(
-        opt.acquisition, "draw", lambda rng, t, dim: drawn.append(dim) or real(rng, t=t, dim=dim)
+        opt.acquisition,
+        "draw",
+        lambda rng, t, dim, local: drawn.append((dim, local)) or real(rng, t=t, dim=dim),
     )
     opt.ask()  # 10 told: the trust region's turn
-    assert local == [True] and drawn == [2]
+    assert local == [True] and drawn == [(2, True)]
+
+
+@pytest.mark.parametrize("turns", ["all", "local"])
+def test_local_turns_draw_only_in_the_trust_region(monkeypatch, told_gpucb, turns):
+    """With ``turns="local"`` a proposal over the whole cube maximises log-EI without touching
+    the generator, and the trust region's turns draw as ``"all"`` draws on every turn."""
+    drawn = []
+    for n in (10, 11):  # with local_share=2: the trust region's turn, then the cube's
+        opt = told_gpucb(n, acquisition=Portfolio(turns=turns), local_share=2)
+        real = opt.acquisition.draw
+
+        def spy(rng, t, dim, local, real=real):
+            state = rng.bit_generator.state
+            member = real(rng, t=t, dim=dim, local=local)
+            drawn.append((local, member.name, rng.bit_generator.state != state))
+            return member
+
+        monkeypatch.setattr(opt.acquisition, "draw", spy)
+        opt.ask()
+    assert [d[0] for d in drawn] == [True, False]
+    assert drawn[0][2]  # the trust region's turn drew with the generator
+    assert drawn[1][1:] == (("logei", False) if turns == "local" else (drawn[1][1], True))
+    portfolio = Portfolio(turns="local")
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    assert portfolio.draw(rng, t=5, dim=2, local=False).name == "logei"
+    assert rng.bit_generator.state == state
 
 
 def test_a_start_up_or_uniform_turn_draws_no_member(monkeypatch, told_gpucb):

@@ -769,13 +769,15 @@ class BaseOptimizer:
             return self._forest_point(C, P)
         if C is None:
             C = self._probe_candidates(P)
+        local = False
         if C is None:
             C = self._local_candidates(P)
+            local = C is not None
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
         draw = getattr(acquisition, "draw", None)
         if draw is not None:  # a portfolio: this proposal's member
-            acquisition = draw(self._rng, t=self.t, dim=len(self.layout))
+            acquisition = draw(self._rng, t=self.t, dim=len(self.layout), local=local)
         state = self._acquisition_state()
 
         # never a configuration being evaluated, nor (with exact scores) one already told
