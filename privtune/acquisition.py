@@ -407,7 +407,7 @@ class Portfolio(Acquisition):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(incumbent={self.incumbent!r}, upsilon={self.upsilon!r}, "
-            f"delta={self.delta!r})"
+            f"delta={self.delta!r}, turns={self.turns!r})"
         )
 
 

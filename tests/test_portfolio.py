@@ -221,6 +221,7 @@ def test_local_turns_draw_only_in_the_trust_region(monkeypatch, told_gpucb, turn
     assert drawn[0][2]  # the trust region's turn drew with the generator
     assert drawn[1][1:] == (("logei", False) if turns == "local" else (drawn[1][1], True))
     portfolio = Portfolio(turns="local")
+    assert "turns='local'" in repr(portfolio)
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     assert portfolio.draw(rng, t=5, dim=2, local=False).name == "logei"
