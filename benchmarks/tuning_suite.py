@@ -56,7 +56,10 @@ search's mean loss at that budget (0: random search; 100: the best known), its m
 median over tasks (the mean swings with a task where random search is already near the best
 known); the mean rank of the methods per task; the tasks where a method is below random
 search beyond two standard errors; and the trapped studies, a study being trapped when its
-pick is below random search's median pick on that task at that budget. For the noisy
+pick is below random search's median pick on that task at that budget, with those on a seed
+where no study of the summary told a configuration above that median (on that seed every
+pick is below it, whatever the search: on the scikit-learn tasks the seed's folds decide it).
+For the noisy
 families also the geometric mean over tasks of the regret relative to random search's.
 
 ``summarize --methods default`` names the current default's stored runs ``default`` in each
@@ -1082,8 +1085,12 @@ def _trapped(group: list[dict], methods: list[str], tasks: list[str], n: str) ->
     """Per method, its trapped studies at budget ``n``: a study is trapped when its pick is
     below random search's median pick on that task at that budget (its loss above the median
     of random search's losses). The count, the studies counted, and the trapped ones as
-    ``task:seed``."""
-    out: dict[str, dict] = {m: {"trapped": 0, "studies": 0, "where": []} for m in methods}
+    ``task:seed``; and ``floor``, how many of them are on a seed where no study of the
+    summary's methods told a configuration above that median in its first ``n`` trials: on
+    that seed every pick is below it, whatever the search."""
+    out: dict[str, dict] = {
+        m: {"trapped": 0, "floor": 0, "studies": 0, "where": []} for m in methods
+    }
     for t in tasks:
         runs = [r for r in group if r["task"] == t and n in r["picks"]]
         random_losses = [
@@ -1092,11 +1099,16 @@ def _trapped(group: list[dict], methods: list[str], tasks: list[str], n: str) ->
         if not random_losses:
             continue
         median = float(np.median(random_losses))
+        reached: dict[int, float] = {}  # per seed, the lowest loss any study told by trial n
+        for r in runs:
+            told = [_loss(TASKS[t], v) for v in r["true_values"][: int(n)] if v is not None]
+            reached[r["seed"]] = min([reached.get(r["seed"], math.inf), *told])
         for r in runs:
             cell = out[r["method"]]
             cell["studies"] += 1
             if _loss(TASKS[t], r["picks"][n]["true"]) > median:
                 cell["trapped"] += 1
+                cell["floor"] += reached[r["seed"]] > median
                 cell["where"].append(f"{t}:{r['seed']}")
     return out
 
@@ -1184,13 +1196,15 @@ def _markdown(summary: dict) -> str:
                 lines.append(f"| {m} | " + " | ".join(cells) + " |")
         lines += [
             "",
-            "Trapped studies (the pick below random search's median pick on the task):",
+            "Trapped studies (the pick below random search's median pick on the task; in"
+            " parentheses those on a seed where no study here told a configuration above it):",
             "",
         ]
         lines += ["| method | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
         for m in out["methods"]:
             cells = [
-                "{trapped} of {studies}".format(**out["budgets"][n]["trapped"][m]) for n in budgets
+                "{trapped} of {studies} ({floor})".format(**out["budgets"][n]["trapped"][m])
+                for n in budgets
             ]
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
         behind = out["budgets"][budgets[-1]]["behind"]

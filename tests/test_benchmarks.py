@@ -707,6 +707,32 @@ def test_tuning_suite_coco_functions_have_their_optimum_zero_at_the_drawn_point(
         tuning_suite._coco(2, 2)
 
 
+def test_tuning_suite_counts_traps_and_those_at_the_seeds_floor():
+    from benchmarks import tuning_suite
+
+    def run(method, seed, pick, told):
+        return {"task": "knn_digits", "method": method, "seed": seed, "true_values": told,
+                "picks": {"2": {"true": pick}}}  # fmt: skip
+
+    group = [
+        # random search's picks 0.90, 0.95, 0.97: its median pick 0.95
+        run("random", 0, 0.90, [0.90, 0.88]),
+        run("random", 1, 0.95, [0.95, 0.80]),
+        run("random", 2, 0.97, [0.97, 0.96]),
+        # seed 0: below the median, and no study told more than 0.92 in two trials (its third,
+        # 0.99, is past the budget): a trap at the seed's floor
+        run("a", 0, 0.92, [0.90, 0.92, 0.99]),
+        # seed 1: below the median where random search told 0.95: a trap of the search
+        run("a", 1, 0.94, [0.94, 0.93]),
+        run("a", 2, 0.97, [0.97, 0.90]),
+    ]
+    out = tuning_suite._trapped(group, ["a", "random"], ["knn_digits"], "2")
+    assert out["a"] == {
+        "trapped": 2, "floor": 1, "studies": 3, "where": ["knn_digits:0", "knn_digits:1"]
+    }  # fmt: skip
+    assert out["random"]["trapped"] == 1 and out["random"]["floor"] == 1
+
+
 def test_tuning_suite_names_the_defaults_runs_and_keeps_common_seeds():
     from benchmarks import tuning_suite
 
