@@ -59,8 +59,8 @@ search beyond two standard errors; and the trapped studies, a study being trappe
 pick is below random search's median pick on that task at that budget, with those on a seed
 where no study of the summary told a configuration above that median (on that seed every
 pick is below it, whatever the search: on the scikit-learn tasks the seed's folds decide it).
-For the noisy
-families also the geometric mean over tasks of the regret relative to random search's.
+For the noisy families also the geometric mean over tasks of the regret relative to random
+search's.
 
 ``summarize --methods default`` names the current default's stored runs ``default`` in each
 family (:data:`DEFAULT_RUNS`), ``share`` those of the default before the trust region's guard
