@@ -383,6 +383,16 @@ def _line(name: str, run: dict) -> bytes:
     return (json.dumps({"name": name, "run": run}, separators=(",", ":")) + "\n").encode()
 
 
+def _name(line: bytes) -> str:
+    """The name of a store's line, read from its head: :func:`_line` writes the name first, and
+    parsing only that part is what keeps reading a store of many runs fast."""
+    head = line.find(b',"run":')
+    try:
+        return json.loads(line[:head] + b"}")["name"]
+    except (ValueError, KeyError):  # not a line of _line's
+        return json.loads(line)["name"]
+
+
 @dataclass
 class _Snapshot:
     """What a store's file held when it was last read (:meth:`RunStore._read`)."""
@@ -466,7 +476,7 @@ class RunStore:
         for member in members:
             found.append([])
             for line in member.splitlines(keepends=True):
-                name = json.loads(line)["name"]
+                name = _name(line)
                 lines.pop(name, None)  # a name saved again moves to its last place
                 lines[name] = line
                 found[-1].append(name)

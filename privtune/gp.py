@@ -641,6 +641,12 @@ class GaussianProcess:
         where ``e_i`` is the reward's residual from the posterior of ``f`` (so an outlier's
         weight falls and it stops pulling the model), and a reward told after the fit gets its
         ``m_i`` from its residual to the model before it. Fitted only (``fit=True``).
+    agreement : float, optional
+        With ``student_t_df``: at each refit, the rewards of a configuration told more than
+        once keep ``m_i = 1`` when they lie within ``agreement * sqrt(2)`` noise standard
+        deviations (``sqrt(v_i + g)`` in model units) of each other. A reward far from the
+        model is an outlier or a narrow good region the model has not resolved; a repeat that
+        agrees with it says which. Default: every reward weighted by its residual.
     input_warping : bool, default=False
         Fit a Kumaraswamy warp of each real and discrete parameter with the other
         hyperparameters (:class:`~privtune.kernels.ARDMatern52`'s ``warping``). The warp acts
@@ -671,6 +677,7 @@ class GaussianProcess:
         fit: bool = False,
         priors: Priors | None = None,
         student_t_df: float | None = None,
+        agreement: float | None = None,
         input_warping: bool = False,
         output_warping: bool = False,
     ) -> None:
@@ -678,6 +685,9 @@ class GaussianProcess:
             raise TypeError("a fitted GaussianProcess needs an ARDMatern52 kernel.")
         if student_t_df is not None and not (fit and student_t_df > 0):
             raise ValueError("student_t_df needs fit=True and a positive number of degrees.")
+        if agreement is not None and not (student_t_df is not None and agreement > 0):
+            raise ValueError("agreement needs student_t_df and a positive width.")
+        self.agreement = None if agreement is None else float(agreement)
         if input_warping and not fit:
             raise ValueError("input_warping needs fit=True.")
         self.input_warping = bool(input_warping)
@@ -711,6 +721,7 @@ class GaussianProcess:
         student_t_df: float | None = None,
         input_warping: bool = False,
         output_warping: bool = False,
+        agreement: float | None = None,
     ) -> GaussianProcess:
         """A fitted GP starting at the prior's mode (ARD Matérn-5/2 over ``layout``)."""
         priors = priors or Priors()
@@ -720,6 +731,7 @@ class GaussianProcess:
             fit=True,
             priors=priors,
             student_t_df=student_t_df,
+            agreement=agreement,
             input_warping=input_warping,
             output_warping=output_warping,
         )
@@ -879,7 +891,25 @@ class GaussianProcess:
         kinv_diag = np.sum(Linv * Linv, axis=0)
         residual = noise * alpha  # z_i - E[f_i]
         var_f = np.maximum(noise - noise**2 * kinv_diag, 0.0)
-        return self._multiplier(residual**2 + var_f, v / h.scale**2 + h.nugget)
+        scale2 = v / h.scale**2 + h.nugget
+        m = self._multiplier(residual**2 + var_f, scale2)
+        return self._trust_agreeing(X, (y - h.shift) / h.scale, scale2, m)
+
+    def _trust_agreeing(
+        self, X: np.ndarray, z: np.ndarray, scale2: np.ndarray, m: np.ndarray
+    ) -> np.ndarray:
+        """``m`` with 1 for every configuration told more than once whose rewards ``z`` agree
+        within ``agreement * sqrt(2)`` noise standard deviations (``agreement``)."""
+        if self.agreement is None:
+            return m
+        rows: dict[bytes, list[int]] = {}
+        for i, x in enumerate(X):
+            rows.setdefault(x.tobytes(), []).append(i)
+        width = self.agreement * math.sqrt(2.0)
+        for idx in rows.values():
+            if len(idx) > 1 and np.ptp(z[idx]) <= width * math.sqrt(float(np.max(scale2[idx]))):
+                m[idx] = 1.0
+        return m
 
     def _multiplier(self, e2: np.ndarray | float, scale2: np.ndarray | float) -> np.ndarray:
         nu = self.student_t_df

@@ -227,3 +227,100 @@ def test_output_warping_is_for_exact_rewards_only():
     gp = GaussianProcess.fitted(1, output_warping=True)
     with pytest.raises(ValueError, match="exact rewards"):
         gp.add(np.array([0.5]), 0.3, noise_var=0.1)
+
+
+def _bump_data(repeat: float | None):
+    """30 rewards of ``sin(3x)`` with Gaussian noise of sd 0.1, one of them 2 above the curve
+    (a narrow good region or a lucky draw), and optionally a repeat of that configuration."""
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 1))
+    y = np.sin(3.0 * X[:, 0]) + rng.normal(0.0, 0.1, 30)
+    y[7] += 2.0
+    if repeat is not None:
+        X, y = np.vstack([X, X[7]]), np.append(y, repeat)
+    return X, y
+
+
+def test_agreeing_repeats_are_not_discounted_by_the_student_t_likelihood():
+    """``agreement``: a reward far above the model is discounted (multiplier above 3); told
+    again with a reward 0.05 away (within 2 sqrt(2) noise standard deviations of 0.1) the
+    configuration's two rewards get multiplier 1, and the model's mean there rises to them;
+    told again with the curve's value, the first reward stays discounted. Without
+    ``agreement`` the agreeing pair is discounted as the single reward was. Measured: the
+    single reward's multiplier 102, the agreeing pair's mean 2.74 at a reward of 2.80 (0.81
+    without ``agreement``, multipliers 24 and 25), the disagreeing first reward's 113; the
+    bounds (3, 0.3 and 1.0 below the reward) are far from each."""
+    X, y = _bump_data(None)
+    single = _fit(X, y, student_t_df=3.0, agreement=2.0)
+    assert single.nugget_multipliers[7] > 3.0
+    agreeing_X, agreeing_y = _bump_data(repeat=y[7] + 0.05)
+    pair = _fit(agreeing_X, agreeing_y, student_t_df=3.0, agreement=2.0)
+    np.testing.assert_array_equal(pair.nugget_multipliers[[7, 30]], [1.0, 1.0])
+    assert pair.mean(X[7:8])[0] > y[7] - 0.3
+    plain = _fit(agreeing_X, agreeing_y, student_t_df=3.0)
+    assert np.all(plain.nugget_multipliers[[7, 30]] > 3.0)
+    assert plain.mean(X[7:8])[0] < y[7] - 1.0
+    disagreeing = _fit(*_bump_data(repeat=float(np.sin(3.0 * X[7, 0]))), student_t_df=3.0,
+                       agreement=2.0)  # fmt: skip
+    assert disagreeing.nugget_multipliers[7] > 3.0
+    with pytest.raises(ValueError, match="agreement needs student_t_df"):
+        _fit(X, y, agreement=2.0)
+
+
+def test_repeat_discounted_best_evaluates_the_discounted_best_again_once():
+    """With ``repeat_discounted_best`` the next proposal after a discounted best told reward is
+    that configuration; once it is told twice the proposals move on. Without the option the
+    proposal is elsewhere."""
+    from privtune.optimizers import GPUCB
+
+    X, y = _bump_data(None)
+
+    def told(X, y, **kwargs):
+        opt = GPUCB(1, seed=0, surrogate="fitted", acquisition="logei", student_t_df=3.0, **kwargs)
+        for x, v in zip(X, y, strict=True):
+            opt.tell(x, float(v))
+        return opt
+
+    opt = told(X, y, repeat_discounted_best=3.0)
+    np.testing.assert_array_equal(opt.ask(), X[7])
+    assert not np.array_equal(told(X, y).ask(), X[7])
+    agreeing_X, agreeing_y = _bump_data(repeat=y[7] + 0.05)
+    assert not np.array_equal(told(agreeing_X, agreeing_y, repeat_discounted_best=3.0).ask(), X[7])
+    # a configuration being evaluated is not proposed again
+    assert not np.array_equal(opt.ask(pending=X[7:8]), X[7])
+
+
+def test_repeat_discounted_best_never_acts_on_exact_scores():
+    """On exact scores the default never switches to the Student-t likelihood, so the option
+    changes nothing: the same 15 proposals with and without it."""
+
+    def run(kwargs):
+        opt = make_optimizer("gp-ucb", 2, seed=0, optimizer_kwargs=kwargs)
+        asked = []
+        for t in range(15):
+            x = opt.ask(uniform=t < 5)
+            opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
+            asked.append(x)
+        return np.array(asked)
+
+    np.testing.assert_array_equal(run({"repeat_discounted_best": 3.0}), run({}))
+
+
+def test_repeat_discounted_best_needs_a_student_t_likelihood():
+    from privtune.optimizers import GPUCB
+
+    with pytest.raises(ValueError, match="repeat_discounted_best acts on the Student-t"):
+        GPUCB(2, surrogate="fitted", repeat_discounted_best=3.0)
+    with pytest.raises(ValueError, match="needs the fitted surrogate"):
+        GPUCB(2, student_t_on_repeat=3.0, repeat_discounted_best=3.0)
+    with pytest.raises(ValueError, match="repeat_discounted_best"):
+        GPUCB(2, surrogate="fitted", student_t_df=3.0, repeat_discounted_best=0.5)
+
+
+@pytest.mark.parametrize("algorithm", ["ata", "moma"])
+def test_the_nystrom_optimizers_refuse_the_exact_gps_likelihood_options(algorithm):
+    """ATA- and MoMA-GP-UCB take only the fitted surrogate's hyperparameters: an option of the
+    exact GP's likelihood or warps would do nothing there, so it is refused."""
+    for name, value in (("student_t_df", 3.0), ("input_warping", True)):
+        with pytest.raises(ValueError, match=f"{name} is an option of the exact-GP optimizers"):
+            make_optimizer(algorithm, 2, optimizer_kwargs={name: value, "surrogate": "fitted"})

@@ -175,6 +175,17 @@ class NystromModel:
         return posterior
 
 
+#: The fitted surrogate's options that shape the exact GP's posterior (its likelihood and
+#: warps), which the Nyström model does not have: refused rather than ignored.
+_EXACT_GP_ONLY = (
+    "student_t_df",
+    "student_t_on_repeat",
+    "repeat_discounted_best",
+    "input_warping",
+    "output_warping",
+)
+
+
 class NystromOptimizer(KernelOptimizer):
     """Shared machinery of ATA- and MoMA-GP-UCB: the parameters of the Nyström dictionary and
     the approximate posterior of :class:`NystromModel`.
@@ -206,6 +217,12 @@ class NystromOptimizer(KernelOptimizer):
         **kwargs,
     ) -> None:
         super().__init__(dim, **kwargs)
+        for name in _EXACT_GP_ONLY:  # the fitted surrogate only lends its hyperparameters here
+            if getattr(self, name) not in (None, False):
+                raise ValueError(
+                    f"{name} is an option of the exact-GP optimizers (GP-UCB, TGP-UCB); the "
+                    f"Nyström model of {type(self).__name__} does not use it."
+                )
         if horizon is not None and (
             isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1
         ):

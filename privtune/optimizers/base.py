@@ -135,6 +135,11 @@ AGREEING_REPEATS = 2
 TRUST_REGION_SIDE = 0.8
 #: ... and the number of scrambled Sobol candidates drawn in it per local proposal.
 LOCAL_CANDIDATES = 2048
+#: How far apart, in noise standard deviations of one reward times ``sqrt(2)`` (that of the
+#: difference of two), the rewards of a repeated configuration may lie for
+#: ``repeat_discounted_best`` to take them as agreeing (the ``agreement`` of
+#: :class:`privtune.gp.GaussianProcess`): two, about a 95% band for Gaussian noise.
+REPEAT_AGREEMENT = 2.0
 
 
 class BaseOptimizer:
@@ -1142,6 +1147,15 @@ class KernelOptimizer(BaseOptimizer):
         the first configuration told twice with two different rewards on (the scores are
         noisy, and a heavy-tailed draw would pull a Gaussian fit). Exact scores never switch.
         Default: off.
+    repeat_discounted_best : float, optional
+        With the Student-t likelihood (``student_t_df``, or ``student_t_on_repeat`` once it
+        switches) and no known noise variance: when the model discounts the best told reward,
+        its nugget multiplier above this value (an outlier to the model), the next proposal
+        evaluates that configuration again instead of maximising the acquisition, once per
+        configuration. The rewards of a configuration told more than once that agree within
+        :data:`REPEAT_AGREEMENT` are then not discounted. The likelihood cannot tell a lucky
+        draw from a narrow good region the model has not resolved; a second evaluation can.
+        Default: off.
     input_warping : bool, default=False
         With the fitted surrogate, fit a Kumaraswamy warp of each real and discrete parameter
         with the model (for parameters whose effect concentrates at one end of their range).
@@ -1170,6 +1184,7 @@ class KernelOptimizer(BaseOptimizer):
         priors: Priors | None = None,
         student_t_df: float | None = None,
         student_t_on_repeat: float | None = None,
+        repeat_discounted_best: float | None = None,
         input_warping: bool = False,
         output_warping: bool = False,
         **kwargs,
@@ -1200,11 +1215,24 @@ class KernelOptimizer(BaseOptimizer):
             if student_t_on_repeat is None
             else check_float("student_t_on_repeat", student_t_on_repeat, low=0.0)
         )
+        self.repeat_discounted_best = (
+            None
+            if repeat_discounted_best is None
+            else check_float("repeat_discounted_best", repeat_discounted_best, low=1.0)
+        )
+        if self.repeat_discounted_best is not None and (
+            self.student_t_df is None and self.student_t_on_repeat is None
+        ):
+            raise ValueError(
+                "repeat_discounted_best acts on the Student-t likelihood's discounts: give "
+                "student_t_df or student_t_on_repeat with it."
+            )
         self.input_warping = check_bool("input_warping", input_warping)
         self.output_warping = check_bool("output_warping", output_warping)
         for name, on in (
             ("student_t_df", self.student_t_df is not None),
             ("student_t_on_repeat", self.student_t_on_repeat is not None),
+            ("repeat_discounted_best", self.repeat_discounted_best is not None),
             ("input_warping", self.input_warping),
             ("output_warping", self.output_warping),
         ):

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from ..gp import GaussianProcess
-from .base import KernelOptimizer, check_alpha
+from .base import REPEAT_AGREEMENT, KernelOptimizer, check_alpha
 
 __all__ = ["GPUCB", "TGPUCB", "RandomSearch"]
 
@@ -50,6 +50,11 @@ class _ExactGPOptimizer(KernelOptimizer):
                 self.layout,
                 self.priors,
                 student_t_df=self._built_df,
+                agreement=(
+                    REPEAT_AGREEMENT
+                    if self._built_df and self.repeat_discounted_best is not None
+                    else None
+                ),
                 input_warping=self.input_warping,
                 output_warping=self.output_warping,
             )
@@ -68,6 +73,34 @@ class _ExactGPOptimizer(KernelOptimizer):
         if key in self._told and self.likelihood_df != self._built_df:
             self._rebuild()
         self._told.add(key)
+
+    def _propose(self, C, P):
+        x = self._discounted_best(C, P)
+        return super()._propose(C, P) if x is None else x
+
+    def _discounted_best(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray | None:
+        """The best told configuration again when ``repeat_discounted_best`` asks for it: the
+        Student-t likelihood discounts its reward by more than that multiplier, it was told
+        once, and it is not being evaluated; otherwise ``None``."""
+        if (
+            self.repeat_discounted_best is None
+            or self._uniform
+            or C is not None
+            or not self._built_df
+            or any(self._v)
+            or self.t < 2
+        ):
+            return None
+        best = int(np.argmax(self._y_used))
+        x = self.X[best]
+        key = x.tobytes()
+        if sum(row.tobytes() == key for row in self.X) > 1:
+            return None
+        if P is not None and any(p.tobytes() == key for p in P):
+            return None
+        if self._gp.nugget_multipliers[best] <= self.repeat_discounted_best:
+            return None
+        return x.copy()
 
     def _posterior(self, X, P):
         return self._gp.posterior(X, P)
