@@ -324,3 +324,15 @@ def test_the_nystrom_optimizers_refuse_the_exact_gps_likelihood_options(algorith
     for name, value in (("student_t_df", 3.0), ("input_warping", True)):
         with pytest.raises(ValueError, match=f"{name} is an option of the exact-GP optimizers"):
             make_optimizer(algorithm, 2, optimizer_kwargs={name: value, "surrogate": "fitted"})
+
+
+def test_random_search_refuses_repeat_discounted_best():
+    """Random search's proposals never read the model, so an option that picks a proposal from
+    its discounts would do nothing there: it is refused, and the likelihood options are kept
+    (they shape ``predict`` and ``recommend``)."""
+    from privtune.optimizers import RandomSearch
+
+    kwargs = {"surrogate": "fitted", "student_t_df": 3.0}
+    with pytest.raises(ValueError, match="RandomSearch proposes uniformly"):
+        RandomSearch(2, repeat_discounted_best=3.0, **kwargs)
+    assert RandomSearch(2, **kwargs).student_t_df == 3.0

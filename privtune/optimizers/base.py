@@ -1152,9 +1152,12 @@ class KernelOptimizer(BaseOptimizer):
         switches) and no known noise variance: when the model discounts the best told reward,
         its nugget multiplier above this value (an outlier to the model), the next proposal
         evaluates that configuration again instead of maximising the acquisition, once per
-        configuration. The rewards of a configuration told more than once that agree within
-        :data:`REPEAT_AGREEMENT` are then not discounted. The likelihood cannot tell a lucky
-        draw from a narrow good region the model has not resolved; a second evaluation can.
+        configuration. At each refit of the hyperparameters (every tell up to 100 rewards,
+        then on the schedule of :mod:`privtune.gp`), the rewards of a configuration told more
+        than once that agree within :data:`REPEAT_AGREEMENT` are not discounted; between
+        refits, a new reward takes the multiplier of its own residual. The likelihood cannot
+        tell a lucky draw from a narrow good region the model has not resolved; a second
+        evaluation can.
         Default: off.
     input_warping : bool, default=False
         With the fitted surrogate, fit a Kumaraswamy warp of each real and discrete parameter

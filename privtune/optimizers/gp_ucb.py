@@ -339,6 +339,14 @@ class RandomSearch(_ExactGPOptimizer):
     beta_only = ("B", "R", "delta")
     proposes_uniformly = True
 
+    def __init__(self, dim: int, **kwargs) -> None:
+        super().__init__(dim, **kwargs)
+        if self.repeat_discounted_best is not None:  # its proposals never read the model
+            raise ValueError(
+                "repeat_discounted_best picks the next proposal from the model's discounts; "
+                "RandomSearch proposes uniformly and does not use it."
+            )
+
     def beta_t(self) -> float:
         return 0.0
 
