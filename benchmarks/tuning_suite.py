@@ -304,7 +304,8 @@ def _coco(fid: int, d: int) -> Callable[[np.ndarray], float]:
     22 Gallagher's 21 peaks) in ``d`` dimensions, as a function to maximise on ``[0, 1]^d``
     (the negated value on BBOB's ``[-5, 5]^d``; the optimum 0). One instance, drawn from a
     generator seeded by ``(fid, d)``: the optimum uniform in ``[-4, 4]^d`` (``[-3, 3]^d`` for
-    Rosenbrock), random rotations and peaks."""
+    Rosenbrock; for f22 too, where BBOB draws it in ``[-3.92, 3.92]^d``), random rotations and
+    peaks."""
     rng = np.random.default_rng([fid, d])
     x_opt = rng.uniform(-4.0, 4.0, d) * (0.75 if fid == 8 else 1.0)
     if fid == 1:
