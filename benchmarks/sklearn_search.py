@@ -26,7 +26,9 @@ runs saved there, and several ``run`` processes can share the work (:mod:`benchm
 
 Usage::
 
-    python -m benchmarks.sklearn_search run            # everything missing (about 1.5 h)
+    python -m benchmarks.sklearn_search run            # seeds 0 to 2 (about 1.5 h)
+    python -m benchmarks.sklearn_search run --epsilons none --seeds 3 4 5 6 7 8 9
+                                                       # seeds 3 to 9 without privacy (2 h)
     python -m benchmarks.sklearn_search summarize      # sklearn_search.json, .md and .png
     python -m benchmarks.sklearn_search --quick        # smoke run (tests)
 """
