@@ -64,7 +64,11 @@ known); the mean rank of the methods per task; the tasks where a method is below
 search beyond two standard errors; and the trapped studies, a study being trapped when its
 pick is below random search's median pick on that task at that budget, with those on a seed
 where no study of the summary told a configuration above that median (on that seed every
-pick is below it, whatever the search: on the scikit-learn tasks the seed's folds decide it).
+pick is below it, whatever the search: on the scikit-learn tasks the seed's folds decide it);
+the studies short of half way, their pick's normalised score below 50 (a trap misses a study
+stuck between random search's median and the good region), in all and per task; and for both
+counts the two-sided Fisher exact p-value of each method's against the default's (or
+GPSampler's when the default is not in the summary).
 For the noisy families also the geometric mean over tasks of the regret relative to random
 search's.
 
@@ -1067,10 +1071,24 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                 },
                 "behind": _behind(group, methods, list(per_task), n),
                 "trapped": _trapped(group, methods, list(per_task), n),
+                "short": _short(group, methods, scales, n),
                 "below_random": {
                     m: [t for t, c in per_task.items() if m in c and c[m]["vs_random"] == "below"]
                     for m in methods
                 },
+            }
+            budget = out["budgets"][n]
+            ref = next((m for m in ("default", "gp") if m in methods), None)
+            budget["fisher"] = {
+                key: {
+                    "against": ref,
+                    "p": {
+                        m: _fisher(budget[key][m], budget[key][ref], key)
+                        for m in methods
+                        if ref is not None and m != ref
+                    },
+                }
+                for key in ("trapped", "short")
             }
             if family in NOISY_FAMILIES:
                 out["budgets"][n]["regret_vs_random"] = {
@@ -1164,6 +1182,39 @@ def _trapped(group: list[dict], methods: list[str], tasks: list[str], n: str) ->
     return out
 
 
+def _short(
+    group: list[dict], methods: list[str], scales: dict[str, tuple[float, float]], n: str
+) -> dict[str, dict]:
+    """Per method, its studies that end short of half way at budget ``n``: the pick's
+    normalised score below 50, less than half of the way from random search's mean loss to the
+    best known loss. A trap (below random search's median pick) misses a study stuck between
+    that median and the good region; this count does not depend on a threshold chosen per
+    task. The count, the studies counted, and the count per task."""
+    out: dict[str, dict] = {m: {"short": 0, "studies": 0, "per_task": {}} for m in methods}
+    for r in group:
+        if r["task"] not in scales or n not in r["picks"]:
+            continue
+        l_rand, best = scales[r["task"]]
+        loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
+        cell = out[r["method"]]
+        cell["studies"] += 1
+        if l_rand > best and 100 * (1 - (loss - best) / (l_rand - best)) < 50:
+            cell["short"] += 1
+            cell["per_task"][r["task"]] = cell["per_task"].get(r["task"], 0) + 1
+    return out
+
+
+def _fisher(a: dict, b: dict, key: str) -> float | None:
+    """Two-sided Fisher exact test of ``a[key] of a["studies"]`` against ``b``'s: the
+    p-value, or None when either has no study."""
+    from scipy.stats import fisher_exact
+
+    if not a["studies"] or not b["studies"]:
+        return None
+    table = [[a[key], a["studies"] - a[key]], [b[key], b["studies"] - b[key]]]
+    return float(fisher_exact(table)[1])
+
+
 def _difference(a: dict[int, float], b: dict[int, float]) -> dict:
     """Mean and standard error of ``a - b`` over the seeds both have."""
     diffs = [a[s] - b[s] for s in sorted(set(a) & set(b))]
@@ -1184,6 +1235,28 @@ def _paired(runs: list[dict], method: str, other: str, n: str, task: Task) -> st
     if se is not None and abs(mean) > 2 * se and abs(mean) > 1e-9:
         return "above" if mean > 0 else "below"
     return "level"
+
+
+def _counts(out: dict, budgets: list[str], key: str, title: str, cell: str) -> list[str]:
+    """Markdown lines: each method's count (``trapped`` or ``short``) per budget, formatted by
+    ``cell``, then the two-sided Fisher exact p-value of each against the reference's
+    (``default``, else ``gp``)."""
+    lines = ["", title, ""]
+    lines += ["| method | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
+    for m in out["methods"]:
+        cells = [cell.format(**out["budgets"][n][key][m]) for n in budgets]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    ref = out["budgets"][budgets[-1]]["fisher"][key]["against"]
+    if ref is None:
+        return lines
+    lines += ["", f"Two-sided Fisher exact p-value against {ref}'s count:", ""]
+    lines += ["| method | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
+    for m in out["methods"]:
+        if m == ref:
+            continue
+        ps = [out["budgets"][n]["fisher"][key]["p"].get(m) for n in budgets]
+        lines.append(f"| {m} | " + " | ".join("" if p is None else f"{p:.3g}" for p in ps) + " |")
+    return lines
 
 
 def _markdown(summary: dict) -> str:
@@ -1245,19 +1318,30 @@ def _markdown(summary: dict) -> str:
                     for v in vs
                 ]
                 lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        lines += [
-            "",
+        lines += _counts(
+            out,
+            budgets,
+            "trapped",
             "Trapped studies (the pick below random search's median pick on the task; in"
             " parentheses those on a seed where no study here told a configuration above it):",
-            "",
-        ]
-        lines += ["| method | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
-        for m in out["methods"]:
-            cells = [
-                "{trapped} of {studies} ({floor})".format(**out["budgets"][n]["trapped"][m])
-                for n in budgets
-            ]
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+            "{trapped} of {studies} ({floor})",
+        )
+        lines += _counts(
+            out,
+            budgets,
+            "short",
+            "Studies short of half way (the pick's normalised score below 50, less than half"
+            " of the way from random search's mean loss to the best known):",
+            "{short} of {studies}",
+        )
+        short = out["budgets"][budgets[-1]]["short"]
+        lines += ["", "Per task, studies short of half way (last budget):", ""]
+        lines += ["| task | " + " | ".join(out["methods"]) + " |"]
+        lines += ["|---" * (len(out["methods"]) + 1) + "|"]
+        for t in out["budgets"][budgets[-1]]["per_task"]:
+            counts = [short[m]["per_task"].get(t, 0) for m in out["methods"]]
+            if any(counts):
+                lines.append(f"| {t} | " + " | ".join(map(str, counts)) + " |")
         behind = out["budgets"][budgets[-1]]["behind"]
         lines += ["", "Behind another method beyond two standard errors (last budget):", ""]
         for m in out["methods"]:

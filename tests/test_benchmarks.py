@@ -734,6 +734,38 @@ def test_tuning_suite_counts_traps_and_those_at_the_seeds_floor():
     assert out["random"]["trapped"] == 1 and out["random"]["floor"] == 1
 
 
+def test_tuning_suite_counts_studies_short_of_half_way_and_tests_the_counts():
+    from scipy.stats import fisher_exact
+
+    from benchmarks import tuning_suite
+
+    def run(method, seed, pick):
+        return {
+            "task": "knn_digits",
+            "method": method,
+            "seed": seed,
+            "picks": {"2": {"true": pick}},
+        }
+
+    # random search's mean loss 0.10 and the best known loss 0.02: half way is a loss of 0.06,
+    # an accuracy of 0.94
+    scales = {"knn_digits": (0.10, 0.02)}
+    group = [run("a", 0, 0.93), run("a", 1, 0.95), run("a", 2, 0.9401), run("b", 0, 0.98)]
+    out = tuning_suite._short(group, ["a", "b"], scales, "2")
+    assert out["a"] == {"short": 1, "studies": 3, "per_task": {"knn_digits": 1}}
+    assert out["b"] == {"short": 0, "studies": 1, "per_task": {}}
+    # a task random search already solves (no spread) has no study short of half way
+    flat = tuning_suite._short(group, ["a", "b"], {"knn_digits": (0.02, 0.02)}, "2")
+    assert flat["a"]["short"] == 0 and flat["a"]["studies"] == 3
+    # the test is scipy's two-sided Fisher exact test of the two 2x2 counts
+    a, b = {"trapped": 11, "studies": 200}, {"trapped": 3, "studies": 200}
+    assert tuning_suite._fisher(a, b, "trapped") == pytest.approx(
+        fisher_exact([[11, 189], [3, 197]])[1]
+    )
+    assert 0.05 < tuning_suite._fisher(a, b, "trapped") < 0.06
+    assert tuning_suite._fisher(a, {"trapped": 0, "studies": 0}, "trapped") is None
+
+
 def test_tuning_suite_names_the_defaults_runs_and_keeps_common_seeds():
     from benchmarks import tuning_suite
 

@@ -126,3 +126,34 @@ def test_no_trust_region_around_a_best_tied_with_the_median(told_gpucb):
     assert told_gpucb(12, local_share=2, y=floor)._local_candidates(None) is None
     risen = [*floor[:-1], 0.4]
     assert told_gpucb(12, local_share=2, y=risen)._local_candidates(None) is not None
+
+
+def test_a_retired_trust_region_gives_its_turns_back_to_the_cube(told_gpucb):
+    """With ``local_retire=2`` the turn searches the cube once the side is halved twice
+    (``2 max(4, dim)`` told rewards in a row without an improvement), and is the region's
+    again after three improvements in a row grow it back."""
+    improving = [0.1 * k for k in range(12)]
+    stalled = [1.0, *[0.0] * 11]  # two halvings: the side is a quarter of its start
+    assert told_gpucb(12, local_share=2, y=stalled)._trust_region_side() == TRUST_REGION_SIDE / 4
+    assert told_gpucb(12, local_share=2, y=stalled)._local_candidates(None) is not None
+    assert told_gpucb(12, local_share=2, local_retire=2, y=stalled)._local_candidates(None) is None
+    assert (
+        told_gpucb(12, local_share=2, local_retire=3, y=stalled)._local_candidates(None) is not None
+    )
+    assert (
+        told_gpucb(12, local_share=2, local_retire=2, y=improving)._local_candidates(None)
+        is not None
+    )
+    # three improvements in a row double the side back: the region's turn again
+    regrown = [*stalled[:-4], 0.0, 1.1, 1.2, 1.3]
+    opt = told_gpucb(12, local_share=2, local_retire=2, y=regrown)
+    assert opt._trust_region_side() == TRUST_REGION_SIDE / 2
+    assert opt._local_candidates(None) is not None
+
+
+def test_local_retire_must_be_a_positive_integer():
+    import pytest
+
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="local_retire"):
+            GPUCB(2, local_share=2, local_retire=bad)

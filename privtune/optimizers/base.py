@@ -244,6 +244,13 @@ class BaseOptimizer:
         ``local_share >= 2``.
         Default: off (the tuning default of ``"gp-ucb"`` without privacy is 2,
         :data:`privtune.registry.EXACT_LOCAL_SHARE`).
+    local_retire : int, optional
+        With ``local_share``: the trust region gives its turns back to the cube while its side
+        (:meth:`_trust_region_side`) is at most :data:`TRUST_REGION_SIDE` halved this many
+        times, that is once the study has stalled long enough to shrink it so far (TuRBO
+        restarts a region that collapses; here the cube's search takes over). The region
+        takes its turns again if three improvements in a row grow it back. ``local_retire
+        >= 1``. Default: off (the region keeps its turns).
     uniform_share : int, optional
         While the told rewards are exact, every proposal made when the number of told and
         pending points is a multiple of this is a uniform draw of the cube, as in the
@@ -280,6 +287,7 @@ class BaseOptimizer:
         boundary_samples: bool = False,
         agreeing_repeats: int = AGREEING_REPEATS,
         local_share: int | None = None,
+        local_retire: int | None = None,
         uniform_share: int | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
@@ -317,6 +325,9 @@ class BaseOptimizer:
         self.boundary_samples = check_bool("boundary_samples", boundary_samples)
         self.agreeing_repeats = check_int("agreeing_repeats", agreeing_repeats)
         self.local_share = None if local_share is None else check_int("local_share", local_share, 2)
+        self.local_retire = (
+            None if local_retire is None else check_int("local_retire", local_retire)
+        )
         self.uniform_share = (
             None if uniform_share is None else check_int("uniform_share", uniform_share, 2)
         )
@@ -962,13 +973,17 @@ class BaseOptimizer:
         parameter :meth:`_trust_region_side` times that parameter's lengthscale over their
         geometric mean, cut to the cube. The candidates are :data:`LOCAL_CANDIDATES` scrambled
         Sobol points of the box, snapped, less those told or pending; the acquisition picks
-        among them.
+        among them. With ``local_retire``, ``None`` too while the side is at most
+        :data:`TRUST_REGION_SIDE` halved that many times.
         """
         if not self._share_turn(self.local_share, P):
             return None
         best = best_above_median(self.y)
         if best is None:
             return None
+        side = self._trust_region_side()
+        if self.local_retire is not None and side <= TRUST_REGION_SIDE / 2**self.local_retire:
+            return None  # retired: the study stalled it down; the cube's search takes over
         centre = self.X[best]
         width = np.ones(self.dim)
         ls = self._block_lengthscales()
@@ -977,7 +992,7 @@ class BaseOptimizer:
             ls = ls / np.exp(np.mean(np.log(ls)))
             for b, length in zip(self.layout, ls, strict=True):
                 width[b.slice] = length
-        width *= self._trust_region_side()
+        width *= side
         lo = np.clip(centre - width / 2.0, 0.0, 1.0)
         hi = np.clip(centre + width / 2.0, 0.0, 1.0)
         C = lo + raw_samples(self._rng, LOCAL_CANDIDATES, self.dim, "sobol") * (hi - lo)
