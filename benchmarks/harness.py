@@ -208,6 +208,9 @@ class Benchmark:
     commands : dict, optional
         Commands besides ``run`` and ``summarize``, each ``command(args)``, run before the
         summary (``optuna_tuning``'s ``repick``).
+    tools : dict, optional
+        Commands that read the saved runs and print, each ``tool(args)``, with no summary
+        written after them (``tuning_suite``'s ``trace``).
     setup : callable, optional
         ``setup()`` before anything runs (Optuna's log level, say).
     summarize_after_run : bool, default=True
@@ -222,13 +225,15 @@ class Benchmark:
     run: Callable[[argparse.Namespace], Any]
     summarize: Callable[[argparse.Namespace], Report]
     commands: dict[str, Callable[[argparse.Namespace], Any]] = field(default_factory=dict)
+    tools: dict[str, Callable[[argparse.Namespace], Any]] = field(default_factory=dict)
     setup: Callable[[], None] | None = None
     summarize_after_run: bool = True
 
 
 def main(benchmark: Benchmark, argv: list[str] | None = None) -> dict | None:
     """The command line of ``benchmark``: ``run`` (the default), ``summarize``, its other
-    commands, and ``--quick`` (a smoke run, then its summary, under ``<out>/quick``).
+    commands and tools, and ``--quick`` (a smoke run, then its summary, under
+    ``<out>/quick``).
 
     Parameters
     ----------
@@ -239,10 +244,11 @@ def main(benchmark: Benchmark, argv: list[str] | None = None) -> dict | None:
     Returns
     -------
     dict or None
-        The summary's result, or ``None`` when ``run`` is not followed by one.
+        The summary's result, or ``None`` when ``run`` is not followed by one and after a
+        tool.
     """
     parser = make_parser(benchmark.doc, quick=benchmark.quick)
-    commands = ["run", *benchmark.commands, "summarize"]
+    commands = ["run", *benchmark.commands, *benchmark.tools, "summarize"]
     parser.add_argument("command", nargs="?", default="run", choices=commands)
     benchmark.arguments(parser)
     args = parse(parser, argv)
@@ -257,6 +263,9 @@ def main(benchmark: Benchmark, argv: list[str] | None = None) -> dict | None:
             return None
     elif args.command in benchmark.commands:
         benchmark.commands[args.command](args)
+    elif args.command in benchmark.tools:
+        benchmark.tools[args.command](args)
+        return None
     # a benchmark may let its summary take another name (several summaries of one store)
     return publish(
         args.out, getattr(args, "summary_name", None) or benchmark.name, benchmark.summarize(args)

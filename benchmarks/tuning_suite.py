@@ -92,6 +92,8 @@ Usage::
     python -m benchmarks.tuning_suite run --family plateau unseen --settings none
     python -m benchmarks.tuning_suite run --family heavy
     python -m benchmarks.tuning_suite summarize
+    python -m benchmarks.tuning_suite trace --tasks rf_fractions_penbased \
+        --methods privtune:TRM --seeds 32 --settings none --variant 'TRM={...}'
     python -m benchmarks.tuning_suite --quick
 """
 
@@ -730,8 +732,10 @@ def run_one(
     n_trials: int,
     checkpoints: list[int],
     variants: dict[str, dict] | None = None,
+    on_trial: Callable[[optuna.trial.FrozenTrial, float], None] | None = None,
 ) -> dict:
-    """One study of ``method`` on a task; the picks at each checkpoint with their true values."""
+    """One study of ``method`` on a task; the picks at each checkpoint with their true values.
+    ``on_trial(trial, true_value)`` is called after each trial (:func:`trace`)."""
     task = TASKS[task_name]
     space = SearchSpace(task.space())
     observed: dict[int, float] = {}
@@ -748,6 +752,8 @@ def run_one(
     picks: dict[str, dict] = {}
 
     def callback(study, trial):
+        if on_trial is not None:
+            on_trial(trial, true[trial.number])
         n = trial.number + 1
         if n in checkpoints:
             pick = sampler.recommend_trial(study) if ours else study.best_trial
@@ -827,6 +833,62 @@ def run(args: argparse.Namespace) -> None:
             " ".join(f"{k}:{v['true']:.4g}" for k, v in r["picks"].items())
             + f" ({r['seconds']:.0f} s)"
         ),
+    )
+
+
+def trace(args: argparse.Namespace) -> None:
+    """Replay one stored study (``--tasks``, ``--methods``, ``--seeds`` and ``--settings``
+    naming one each, with the method's ``--variant``) and print it as JSON: each trial's
+    parameters, told value and true value beside the stored true value, the first trial where
+    the replay departs from the stored study (``null``: none), and the versions of both. A
+    study replays exactly only under the versions it ran with."""
+    one = {"--tasks": args.tasks, "--methods": args.methods, "--seeds": args.seeds,
+           "--settings": args.settings}  # fmt: skip
+    for flag, given in one.items():
+        if len(given) != 1:
+            raise SystemExit(f"trace: {flag} must name exactly one, got {given!r}")
+    (task,), (method,), (seed,), (setting,) = one.values()
+    name = f"{task}-{setting}-{method.replace(':', '~')}-{seed}"
+    stored = next(
+        (r for r in harness.load_runs(harness.RunStore(args.out, "tuning_suite"))
+         if r["task"] == task and r["method"] == method and r["seed"] == seed
+         and r["setting"] == setting),
+        None,
+    )  # fmt: skip
+    if stored is None:
+        raise SystemExit(f"trace: no stored run {name} in {args.out}")
+    variants = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.variant)}
+    if method.startswith("privtune:") and method.partition(":")[2] not in variants:
+        raise SystemExit(f"{method}: give its optimizer_kwargs with --variant NAME=JSON")
+    trials: list[dict] = []
+
+    def on_trial(trial: optuna.trial.FrozenTrial, true_value: float) -> None:
+        told = stored["true_values"]
+        before = told[trial.number] if trial.number < len(told) else None
+        trials.append(
+            {"number": trial.number, "params": trial.params, "value": trial.value,
+             "true": true_value, "stored_true": before}
+        )  # fmt: skip
+
+    replay = run_one(
+        task, setting, method, seed, stored["n_trials"], sorted(map(int, stored["picks"])),
+        variants, on_trial,
+    )  # fmt: skip
+    departs = next(
+        (t["number"] for t in trials if t["true"] != t["stored_true"]),
+        None,
+    )
+    print(
+        json.dumps(
+            {
+                "run": name,
+                "departs_at": departs,
+                "picks": {"stored": stored["picks"], "replay": replay["picks"]},
+                "versions": {"stored": stored.get("versions"), "replay": replay["versions"]},
+                "trials": trials,
+            },
+            indent=1,
+        )
     )
 
 
@@ -1440,6 +1502,7 @@ BENCHMARK = harness.Benchmark(
     quick_settings=_quick,
     run=run,
     summarize=summarize,
+    tools={"trace": trace},
     setup=lambda: optuna.logging.set_verbosity(optuna.logging.WARNING),
     summarize_after_run=False,
 )

@@ -682,6 +682,36 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
     assert (tmp_path / "quick" / "tuning_suite.png").stat().st_size > 0
 
 
+def test_tuning_suite_trace_replays_a_stored_study_and_finds_where_it_departs(
+    tmp_path, capsys, monkeypatch
+):
+    import json
+
+    from benchmarks import tuning_suite
+
+    tuning_suite.main(["--quick", "--out", str(tmp_path)])
+    written = sorted(p.name for p in (tmp_path / "quick").iterdir())
+    argv = ["trace", "--out", str(tmp_path / "quick"), "--tasks", "branin_t2", "--methods",
+            "privtune", "--seeds", "1", "--settings", "none"]  # fmt: skip
+    capsys.readouterr()
+    assert tuning_suite.main(argv) is None
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in (tmp_path / "quick").iterdir()) == written  # no summary
+    assert out["run"] == "branin_t2-none-privtune-1" and out["departs_at"] is None
+    assert out["picks"]["replay"] == out["picks"]["stored"]
+    assert [t["number"] for t in out["trials"]] == list(range(8))
+    assert all(set(t["params"]) == {"x0", "x1"} for t in out["trials"])
+    # a stored study that differs from its replay at trial 5 is found there
+    runs = harness.load_runs(harness.RunStore(tmp_path / "quick", "tuning_suite"))
+    for r in runs:
+        r["true_values"][5] = -1e9
+    monkeypatch.setattr(harness, "load_runs", lambda store: runs)
+    tuning_suite.main(argv)
+    assert json.loads(capsys.readouterr().out)["departs_at"] == 5
+    with pytest.raises(SystemExit, match="--seeds must name exactly one"):
+        tuning_suite.main([*argv[:-4], "--seeds", "0", "1", "--settings", "none"])
+
+
 def test_tuning_suite_coco_functions_have_their_optimum_zero_at_the_drawn_point():
     """Each BBOB-style function is 0 at its instance's optimum (``x_opt``, the first peak of
     Gallagher's) and below 0 at random points of the cube; its task's noise is Student-t with
