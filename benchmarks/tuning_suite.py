@@ -803,8 +803,24 @@ def _versions() -> dict[str, str]:
     return found
 
 
+def _variants(args: argparse.Namespace) -> dict[str, dict]:
+    """The optimizer kwargs of each ``--variant NAME=JSON``."""
+    return {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.variant)}
+
+
+def _check_variant(method: str, variants: dict[str, dict]) -> None:
+    """A clear exit when a ``privtune:NAME`` method has no ``--variant NAME=JSON``."""
+    if method.startswith("privtune:") and method.partition(":")[2] not in variants:
+        raise SystemExit(f"{method}: give its optimizer_kwargs with --variant NAME=JSON")
+
+
+def _run_name(task: str, setting: str, method: str, seed: int) -> str:
+    """A run's name in the store."""
+    return f"{task}-{setting}-{method.replace(':', '~')}-{seed}"
+
+
 def _runs(args: argparse.Namespace):
-    variants = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.variant)}
+    variants = _variants(args)
     for family, setting, seed, method in itertools.product(
         args.family, args.settings, args.seeds, args.methods
     ):
@@ -815,9 +831,8 @@ def _runs(args: argparse.Namespace):
         for name, task in TASKS.items():
             if task.family != family or (args.tasks and name not in args.tasks):
                 continue
-            if method.startswith("privtune:") and method.partition(":")[2] not in variants:
-                raise SystemExit(f"{method}: give its optimizer_kwargs with --variant NAME=JSON")
-            run_name = f"{name}-{setting}-{method.replace(':', '~')}-{seed}"
+            _check_variant(method, variants)
+            run_name = _run_name(name, setting, method, seed)
             yield run_name, functools.partial(
                 run_one, name, setting, method, seed, max(args.checkpoints), args.checkpoints,
                 variants,
@@ -848,7 +863,7 @@ def trace(args: argparse.Namespace) -> None:
         if len(given) != 1:
             raise SystemExit(f"trace: {flag} must name exactly one, got {given!r}")
     (task,), (method,), (seed,), (setting,) = one.values()
-    name = f"{task}-{setting}-{method.replace(':', '~')}-{seed}"
+    name = _run_name(task, setting, method, seed)
     stored = next(
         (r for r in harness.load_runs(harness.RunStore(args.out, "tuning_suite"))
          if r["task"] == task and r["method"] == method and r["seed"] == seed
@@ -857,9 +872,8 @@ def trace(args: argparse.Namespace) -> None:
     )  # fmt: skip
     if stored is None:
         raise SystemExit(f"trace: no stored run {name} in {args.out}")
-    variants = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.variant)}
-    if method.startswith("privtune:") and method.partition(":")[2] not in variants:
-        raise SystemExit(f"{method}: give its optimizer_kwargs with --variant NAME=JSON")
+    variants = _variants(args)
+    _check_variant(method, variants)
     trials: list[dict] = []
 
     def on_trial(trial: optuna.trial.FrozenTrial, true_value: float) -> None:
