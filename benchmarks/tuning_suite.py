@@ -138,6 +138,7 @@ from benchmarks import harness
 from benchmarks.datasets import load_dataset
 from benchmarks.optuna_tuning import make_sampler, suggest
 from privtune import LaplaceCurator, PrivateGPUCBSampler
+from privtune.optuna import ATTR_TURN
 from privtune.space import Categorical, Integer, Real, SearchSpace
 
 FAMILIES = [
@@ -854,9 +855,11 @@ def run(args: argparse.Namespace) -> None:
 def trace(args: argparse.Namespace) -> None:
     """Replay one stored study (``--tasks``, ``--methods``, ``--seeds`` and ``--settings``
     naming one each, with the method's ``--variant``) and print it as JSON: each trial's
-    parameters, told value and true value beside the stored true value, the first trial where
-    the replay departs from the stored study (``null``: none), and the versions of both. A
-    study replays exactly only under the versions it ran with."""
+    turn (what made privtune's proposal, ``"privtune:turn"``: ``"trust-region"``,
+    ``"acquisition"``, ...; ``null`` for the other samplers), parameters, told value and true
+    value beside the stored true value, the first trial where the replay departs from the
+    stored study (``null``: none), and the versions of both. A study replays exactly only
+    under the versions it ran with."""
     one = {"--tasks": args.tasks, "--methods": args.methods, "--seeds": args.seeds,
            "--settings": args.settings}  # fmt: skip
     for flag, given in one.items():
@@ -880,8 +883,9 @@ def trace(args: argparse.Namespace) -> None:
         told = stored["true_values"]
         before = told[trial.number] if trial.number < len(told) else None
         trials.append(
-            {"number": trial.number, "params": trial.params, "value": trial.value,
-             "true": true_value, "stored_true": before}
+            {"number": trial.number, "turn": trial.system_attrs.get(ATTR_TURN),
+             "params": trial.params, "value": trial.value, "true": true_value,
+             "stored_true": before}
         )  # fmt: skip
 
     replay = run_one(

@@ -46,6 +46,11 @@ __all__ = ["GOUCBSampler", "Pick", "PrivateGPUCBSampler"]
 
 _logger = logging.getLogger(__name__)
 
+#: The trial system attribute that says what made the sampler's proposal
+#: (:attr:`privtune.optimizers.base.BaseOptimizer.turn`; ``"start-up"`` for the trials
+#: before the model, drawn by ``independent_sampler`` or the optimizer).
+ATTR_TURN = "privtune:turn"
+
 # The wording of Optuna's own samplers for the same fallback.
 _INDEPENDENT_SAMPLING_WARNING = (
     "The parameter `{param_name}` in Trial#{trial_number} is sampled independently using "
@@ -215,7 +220,11 @@ class PrivateGPUCBSampler(BaseSampler):
     The sampler keeps no state about a study that it cannot rebuild: at every trial it reads
     the completed trials (in completion order), replays them into a fresh optimizer or extends
     a cached one, and passes the parameters of RUNNING trials as pending points, so any number
-    of workers can share one storage without evaluating the same configuration.
+    of workers can share one storage without evaluating the same configuration. Each trial it
+    proposes for says what made the proposal in its system attribute ``"privtune:turn"``
+    (``"start-up"``, ``"repeat"``, ``"trust-region"``, ``"acquisition"``, ...; see
+    :attr:`privtune.optimizers.base.BaseOptimizer.turn`): computed from what the model was
+    told, so under privacy from the released scores only.
 
     Privacy model (docs/privacy.md, "epsilon-LDP on scores"): with ``epsilon`` set, run the study
     as ``study.optimize(sampler.privatize(objective), ...)``. The wrapper clips the score to
@@ -609,7 +618,9 @@ class PrivateGPUCBSampler(BaseSampler):
     ) -> dict[str, Any]:
         _single_objective(study)
         self._privacy.check_privatized(trial)
-        if not search_space:
+        if not search_space:  # independent_sampler's; the start-up's before any completed trial
+            if not study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+                study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, "start-up")
             return {}
         space = SearchSpace(search_space)
         states = (TrialState.COMPLETE, TrialState.RUNNING)
@@ -618,6 +629,7 @@ class PrivateGPUCBSampler(BaseSampler):
         if self.engine.any_uniform_start(space, len(completed)):
             with self._lock:  # a start-up trial: independent_sampler's, as in Optuna's samplers
                 self._startup.add((study.study_name, trial.number))
+            study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, "start-up")
             return {}
         running = [
             t
@@ -633,11 +645,15 @@ class PrivateGPUCBSampler(BaseSampler):
             step = self.engine.startup_step(space, opt, len(completed))
             if step == "uniform" and self.engine.adapter_draws(space):
                 self._startup.add((study.study_name, trial.number))  # the start-up goes on
-                return {}
-            key = [self._ask_seed, trial.number]
-            x = self.engine.ask(space, opt, n_told=len(completed), key=key, pending=pending)
-            self.engine.warn_if_exhausted(space, opt, pending, x)
-        return space.from_unit(x)
+                turn = "start-up"
+                x = None
+            else:
+                key = [self._ask_seed, trial.number]
+                x = self.engine.ask(space, opt, n_told=len(completed), key=key, pending=pending)
+                self.engine.warn_if_exhausted(space, opt, pending, x)
+                turn = opt.turn
+        study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, turn)
+        return {} if x is None else space.from_unit(x)
 
     def sample_independent(
         self,

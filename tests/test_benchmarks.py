@@ -701,6 +701,8 @@ def test_tuning_suite_trace_replays_a_stored_study_and_finds_where_it_departs(
     assert out["picks"]["replay"] == out["picks"]["stored"]
     assert [t["number"] for t in out["trials"]] == list(range(8))
     assert all(set(t["params"]) == {"x0", "x1"} for t in out["trials"])
+    assert out["trials"][0]["turn"] == "start-up"  # what made each proposal
+    assert all(isinstance(t["turn"], str) for t in out["trials"])
     # a stored study that differs from its replay at trial 5 is found there
     runs = harness.load_runs(harness.RunStore(tmp_path / "quick", "tuning_suite"))
     for r in runs:

@@ -242,13 +242,38 @@ def test_nothing_but_the_released_values_depends_on_the_raw_scores(algorithm, ca
                 logger.removeHandler(records)
                 logger.setLevel(level)
         printed = capfd.readouterr()
-        trials = [(t.state, t.params, t.value, t.user_attrs) for t in study.trials]
+        trials = [(t.state, t.params, t.value, t.user_attrs, t.system_attrs) for t in study.trials]
         warned = [(w.category, str(w.message)) for w in caught]
         return trials, warned, records.lines, printed.out, printed.err, report, pick
 
     in_range, out_of_range = run(0.0), run(40.0)
     assert in_range[0][0][3]  # the trials carry their receipts (compared too)
+    assert in_range[0][-1][4][privtune.optuna.ATTR_TURN]  # and their turns
     assert in_range == out_of_range
+
+
+def test_each_proposal_says_what_made_it():
+    """Every trial the sampler proposes for carries its turn (``"privtune:turn"``). With
+    exact scores: the start-up, the repeat after half of it, then the trust region's turns
+    (every second proposal, so at even trial numbers) and the acquisition's over the cube.
+    Under privacy the trust region never acts, and nothing is a repeat; random search's
+    proposals after its start-up are uniform draws."""
+    turn = privtune.optuna.ATTR_TURN
+
+    def turns(sampler, objective, n=20):
+        study = optuna.create_study(sampler=sampler, direction="maximize")
+        study.optimize(objective, n_trials=n)
+        return [t.system_attrs.get(turn) for t in study.trials]
+
+    exact = turns(PrivateGPUCBSampler(seed=0), quadratic)
+    assert exact[:6] == ["start-up"] * 5 + ["repeat"]
+    assert set(exact[6:]) == {"trust-region", "acquisition"}
+    assert all(i % 2 == 0 for i, k in enumerate(exact) if k == "trust-region")
+    private = private_sampler(n_startup_trials=6)
+    noisy = turns(private, private.privatize(quadratic))
+    assert noisy[:6] == ["start-up"] * 6 and set(noisy[6:]) <= {"acquisition", "space-filling"}
+    uniform = turns(PrivateGPUCBSampler("random", seed=0, n_startup_trials=4), quadratic, 8)
+    assert uniform == ["start-up"] * 4 + ["uniform"] * 4
 
 
 def test_unwrapped_objective_fails_before_its_score_exists():

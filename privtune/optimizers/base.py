@@ -258,6 +258,17 @@ class BaseOptimizer:
         the study, which a model that extrapolates a trend to a face of the cube cannot
         keep from the regions it judges poor. It takes precedence over ``forest_share`` and
         ``local_share``. ``uniform_share >= 2``. Default: off.
+
+    Attributes
+    ----------
+    turn : str or None
+        What made the last proposal (``None`` before the first): ``"start-up"`` (a uniform
+        draw asked for with ``uniform=True``), ``"uniform"`` (``uniform_share``'s turn, or
+        an optimizer that only draws uniformly), ``"repeat"`` (a told point asked again),
+        ``"space-filling"`` (a plateau, :meth:`_flat`), ``"forest"`` (``forest_share``),
+        ``"probe"`` (``stall_probe``), ``"trust-region"`` (``local_share``) or
+        ``"acquisition"`` (the acquisition's maximiser over the cube or the given
+        candidates). A diagnostic: it tells why a study went where it went.
     """
 
     #: Default of ``beta_scale`` for the class (documented per algorithm).
@@ -337,6 +348,7 @@ class BaseOptimizer:
         self._v: list[float] = []  # the known noise variance of each told reward
         self._pending: list[np.ndarray] = []
         self._uniform = False
+        self.turn: str | None = None
 
     # -- history -----------------------------------------------------------------------------
     @property
@@ -395,6 +407,7 @@ class BaseOptimizer:
         C = None if candidates is None else check_points("candidates", candidates, self.dim)
         P = self._all_pending(pending)
         self._uniform = bool(uniform)
+        self.turn = "acquisition"  # unless _propose says otherwise
         try:
             x = self._propose(C, P)
         finally:
@@ -414,6 +427,7 @@ class BaseOptimizer:
             raise ValueError("ask_again needs a told point; none was told yet.")
         x = self.X[int(np.argmax(self.y))].copy()
         self._pending.append(x.copy())
+        self.turn = "repeat"
         return x
 
     def tell(self, x, y, noise_var=None) -> None:
@@ -778,17 +792,24 @@ class BaseOptimizer:
         """The maximiser of the acquisition over ``C`` or the cube, given pending points ``P``
         (a uniform point in the start-up phase and on ``uniform_share``'s turns)."""
         if self._uniform or self._share_turn(self.uniform_share, P):
+            self.turn = "start-up" if self._uniform else "uniform"
             return self._uniform_point(C, P)
         if self._flat():
+            self.turn = "space-filling"
             return self._space_filling_point(C, P)
         if self._forest_turn(P):
+            self.turn = "forest"
             return self._forest_point(C, P)
         if C is None:
             C = self._probe_candidates(P)
+            if C is not None:
+                self.turn = "probe"
         local = False
         if C is None:
             C = self._local_candidates(P)
             local = C is not None
+            if local:
+                self.turn = "trust-region"
         posterior = self._posterior_given(P)
         acquisition = self.acquisition
         draw = getattr(acquisition, "draw", None)

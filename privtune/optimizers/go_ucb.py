@@ -420,6 +420,7 @@ class GOUCB(BaseOptimizer):
 
     def _propose(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray:
         if self._uniform or self.phase == 1:
+            self.turn = "start-up"
             return self._uniform_point(C)
         w, S = self._given_pending(P)
         root_beta = math.sqrt(self.beta)

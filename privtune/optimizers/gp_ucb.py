@@ -76,7 +76,10 @@ class _ExactGPOptimizer(KernelOptimizer):
 
     def _propose(self, C, P):
         x = self._discounted_best(C, P)
-        return super()._propose(C, P) if x is None else x
+        if x is None:
+            return super()._propose(C, P)
+        self.turn = "repeat"
+        return x
 
     def _discounted_best(self, C: np.ndarray | None, P: np.ndarray | None) -> np.ndarray | None:
         """The best told configuration again when ``repeat_discounted_best`` asks for it: the
@@ -351,4 +354,5 @@ class RandomSearch(_ExactGPOptimizer):
         return 0.0
 
     def _propose(self, C, P):
+        self.turn = "uniform"
         return self._uniform_point(C)

@@ -169,6 +169,7 @@ class MoMAGPUCB(NystromOptimizer):
                 0 if P is None else int(np.sum(np.all(np.abs(P - epoch.x) <= 1e-12, axis=1)))
             )
             if handed_out < self.k:
+                self.turn = "repeat"
                 return epoch.x.copy()
         x = super()._propose(C, P)
         self._open.append(_Epoch(np.array(x, dtype=float)))
