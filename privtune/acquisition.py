@@ -625,8 +625,10 @@ def maximize(
     start_rule: str = "top",
     incumbents: np.ndarray | None = None,
     boundary: bool = False,
+    box: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Return the maximiser of ``acq`` over the candidates or over ``[0, 1]^dim``.
+    """Return the maximiser of ``acq`` over the candidates, over ``[0, 1]^dim`` or over a box
+    in it.
 
     Over the cube: ``n_raw`` raw samples (and the anchors), snapped, are evaluated; from each of
     the best ``n_restarts``, L-BFGS-B moves the real coordinates (the others fixed) and a
@@ -682,6 +684,10 @@ def maximize(
         Evaluate, besides the raw samples, their copies on the faces and corners of the cube
         (:func:`with_faces` with ``corners``): three times the raw samples, so that a
         maximiser on the boundary, far from every start, is compared too.
+    box : tuple of two ndarrays of shape (dim,), optional
+        ``(lower, upper)``, a box in the cube (a trust region) to search instead of the cube:
+        the raw samples (and their faces) are drawn in it, L-BFGS-B is bounded by it, and the
+        coordinate search and the enumeration keep to the values inside it.
 
     Returns
     -------
@@ -694,11 +700,15 @@ def maximize(
     blocks = check_layout(layout, dim)
     finite = [b for b in blocks if b.kind != "real"]
     real = np.array([b.start for b in blocks if b.kind == "real"], dtype=int)
+    lo, hi = (np.zeros(dim), np.ones(dim)) if box is None else _check_box(box, dim)
+    within = None if box is None else (lo, hi)
     if not real.size and math.prod(b.n_values for b in finite) <= MAX_EXHAUSTIVE:
         grid = _enumerate(finite, dim)
         if snap is not None:  # one point per configuration (a union of spaces has fewer)
             grid = snap(grid)
             grid = grid[np.sort(np.unique(grid, axis=0, return_index=True)[1])]
+        if box is not None and _inside(grid, lo, hi).any():
+            grid = grid[_inside(grid, lo, hi)]
         return np.array(grid[argmax_random_tie(acq(grid), rng)], dtype=float)
 
     if start_rule not in START_RULES:
@@ -706,9 +716,11 @@ def maximize(
     raw = raw_samples(rng, n_raw, dim, raw_sampling)
     if boundary:
         raw = with_faces(raw, rng, corners=True)
+    if box is not None:
+        raw = lo + raw * (hi - lo)
     n_raw = raw.shape[0]
     if anchors is not None and len(anchors) and start_rule == "top":
-        raw = np.vstack([raw, np.clip(anchors, 0.0, 1.0)])
+        raw = np.vstack([raw, np.clip(anchors, lo, hi)])
     if snap is not None:
         raw = snap(raw)
     values = acq(raw)
@@ -729,10 +741,11 @@ def maximize(
             x_new, v_new = x, v
             if real.size:
                 x_new, v_new = _continuous_step(
-                    acq, x_new, real, snap, maxiter, batched_gradient, value_and_grad
-                )
+                    acq, x_new, real, snap, maxiter, batched_gradient, value_and_grad,
+                    lo[real], hi[real],
+                )  # fmt: skip
             if finite:
-                x_new, v_new = _coordinate_step(acq, x_new, v_new, finite)
+                x_new, v_new = _coordinate_step(acq, x_new, v_new, finite, within)
             improved = v_new > v + 1e-12 * max(1.0, abs(v))
             if v_new >= v:
                 x, v = x_new, v_new
@@ -830,8 +843,30 @@ def _enumerate(finite: Sequence[Block], dim: int) -> np.ndarray:
     return grid
 
 
-def _continuous_step(acq, x, real, snap, maxiter, batched_gradient, value_and_grad=None):
-    """L-BFGS-B over the real coordinates ``real`` of ``x``, the others fixed."""
+def _check_box(box, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """``box`` as two arrays of shape ``(dim,)``, ``0 <= lower <= upper <= 1``."""
+    lo, hi = (np.asarray(b, dtype=float).reshape(-1) for b in box)
+    if (
+        lo.shape != (dim,)
+        or hi.shape != (dim,)
+        or not (np.all(lo >= 0.0) and np.all(lo <= hi) and np.all(hi <= 1.0))
+    ):
+        raise ValueError(f"box must be (lower, upper) of {dim} values, 0 <= lower <= upper <= 1.")
+    return lo, hi
+
+
+def _inside(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Which rows of ``X`` lie in the box ``[lo, hi]`` (a boolean mask)."""
+    return np.all((X >= lo - 1e-12) & (X <= hi + 1e-12), axis=1)
+
+
+def _continuous_step(
+    acq, x, real, snap, maxiter, batched_gradient, value_and_grad=None, lo=None, hi=None
+):
+    """L-BFGS-B over the real coordinates ``real`` of ``x``, the others fixed, within
+    ``[lo, hi]`` (the real coordinates' bounds; default the cube's)."""
+    lo = np.zeros(len(real)) if lo is None else lo
+    hi = np.ones(len(real)) if hi is None else hi
     base = np.array(x, dtype=float)
 
     def full(u: np.ndarray) -> np.ndarray:
@@ -845,8 +880,8 @@ def _continuous_step(acq, x, real, snap, maxiter, batched_gradient, value_and_gr
     h = 1e-6
 
     def neg_and_grad(u: np.ndarray) -> tuple[float, np.ndarray]:
-        # step inwards at the upper bound, so every evaluated point stays in the cube
-        steps = np.where(u + h <= 1.0, h, -h)
+        # step inwards at the upper bound, so every evaluated point stays in the box
+        steps = np.where(u + h <= hi, h, -h)
         v = -acq(full(np.vstack([u, u + np.diag(steps)])))
         return float(v[0]), (v[1:] - v[0]) / steps
 
@@ -865,20 +900,25 @@ def _continuous_step(acq, x, real, snap, maxiter, batched_gradient, value_and_gr
         base[real],
         jac=jac,
         method="L-BFGS-B",
-        bounds=[(0.0, 1.0)] * real.size,
+        bounds=list(zip(lo, hi, strict=True)),
         options={"maxiter": maxiter},
     )
-    out = full(np.clip(res.x, 0.0, 1.0)[None, :])
+    out = full(np.clip(res.x, lo, hi)[None, :])
     if snap is not None:
         out = snap(out)
     return out[0], float(acq(out)[0])
 
 
-def _coordinate_step(acq, x, v, finite):
-    """One sweep over the discrete and categorical blocks: each set to its best value."""
+def _coordinate_step(acq, x, v, finite, box=None):
+    """One sweep over the discrete and categorical blocks: each set to its best value (of
+    those inside ``box``'s ``(lower, upper)`` when given)."""
     x = np.array(x, dtype=float)
     for b in finite:
         vals = b.values()
+        if box is not None:
+            vals = vals[_inside(vals, box[0][b.slice], box[1][b.slice])]
+            if not len(vals):
+                continue
         trial = np.repeat(x[None, :], len(vals), axis=0)
         trial[:, b.slice] = vals
         a = acq(trial)

@@ -415,3 +415,38 @@ def test_boundary_samples_find_a_maximiser_on_a_corner_that_the_raw_samples_miss
         x = maximize(_corner_spike, 6, np.random.default_rng(seed), n_raw=64, raw_sampling="sobol")
         assert _corner_spike(x[None])[0] < 1.5
     assert found >= 4
+
+
+def test_a_box_keeps_the_search_inside_it_and_reaches_its_faces():
+    """With ``box`` the maximiser of a slope that falls away from the origin is the box's
+    lower corner, exactly (L-BFGS-B is bounded by the box); a discrete parameter takes only
+    the values inside the box, and so does an enumerated space. A bad box is refused."""
+
+    def slope(X):
+        return -np.sum(X, axis=1)
+
+    lo, hi = np.array([0.2, 0.0]), np.array([0.5, 0.3])
+    x = maximize(slope, 2, np.random.default_rng(0), n_raw=32, box=(lo, hi))
+    assert np.array_equal(x, lo)
+    layout = (Block(0, 1), Block(1, 2, "discrete", (0.1, 0.3, 0.5, 0.7, 0.9)))
+
+    def away(X):  # the discrete coordinate's best value outside the box is 0.1
+        return -X[:, 0] - X[:, 1]
+
+    grid = np.array(layout[1].grid)
+
+    def snap(X):  # the discrete coordinate to its cell's value (cells 0.2 wide)
+        X = np.array(X, dtype=float)
+        X[:, 1] = grid[np.argmin(np.abs(X[:, 1:2] - grid), axis=1)]
+        return X
+
+    x = maximize(away, 2, np.random.default_rng(0), n_raw=32, layout=layout, snap=snap,
+                 box=(np.array([0.0, 0.22]), np.array([1.0, 0.6])))  # fmt: skip
+    assert x[0] == 0.0 and x[1] == 0.3  # not 0.1, whose cell is outside the box
+    finite = (Block(0, 1, "discrete", (0.25, 0.75)), Block(1, 2, "discrete", (0.25, 0.75)))
+    x = maximize(away, 2, np.random.default_rng(0), layout=finite,
+                 box=(np.array([0.5, 0.5]), np.array([1.0, 1.0])))  # fmt: skip
+    assert np.array_equal(x, [0.75, 0.75])
+    for bad in [(np.array([0.5, 0.0]), np.array([0.4, 1.0])), (np.zeros(3), np.ones(3))]:
+        with pytest.raises(ValueError, match="box must be"):
+            maximize(slope, 2, np.random.default_rng(0), box=bad)

@@ -157,3 +157,23 @@ def test_local_retire_must_be_a_positive_integer():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="local_retire"):
             GPUCB(2, local_share=2, local_retire=bad)
+
+
+def test_a_refined_trust_region_reaches_the_face_its_candidates_never_do(told_gpucb):
+    """On a slope down from the origin the trust region's box meets the cube's lower faces.
+    Its Sobol candidates lie inside the box, so the pick among them never reaches a face;
+    with ``local_refine`` L-BFGS-B bounded by the box proposes the corner itself."""
+    X = np.random.default_rng(1).random((12, 2))  # the points told_gpucb tells
+    slope = [-float(x.sum()) for x in X]
+    candidates = told_gpucb(12, local_share=2, y=slope)
+    refined = told_gpucb(12, local_share=2, local_refine=True, y=slope)
+    lo, hi = _box(refined)
+    assert np.array_equal(lo, [0.0, 0.0]) and np.all(hi < 1.0)
+    x = candidates.ask()
+    assert candidates.turn == "trust-region" and np.all(x > 0.0)
+    x = refined.ask()
+    assert refined.turn == "trust-region" and np.array_equal(x, [0.0, 0.0])
+    import pytest
+
+    with pytest.raises(TypeError, match="local_refine"):
+        GPUCB(2, local_share=2, local_refine="yes")

@@ -251,6 +251,12 @@ class BaseOptimizer:
         restarts a region that collapses; here the cube's search takes over). The region
         takes its turns again if three improvements in a row grow it back. ``local_retire
         >= 1``. Default: off (the region keeps its turns).
+    local_refine : bool, default=False
+        With ``local_share``: the trust region's turns maximise the acquisition over the
+        region's box as the other proposals do over the cube (raw samples of the box, then
+        L-BFGS-B bounded by it, as BoTorch's TuRBO does), instead of taking the best of its
+        scrambled Sobol candidates, which never lie on a face of the box. Where the box meets
+        a face of the cube, the region's proposals can then reach that face.
     uniform_share : int, optional
         While the told rewards are exact, every proposal made when the number of told and
         pending points is a multiple of this is a uniform draw of the cube, as in the
@@ -299,6 +305,7 @@ class BaseOptimizer:
         agreeing_repeats: int = AGREEING_REPEATS,
         local_share: int | None = None,
         local_retire: int | None = None,
+        local_refine: bool = False,
         uniform_share: int | None = None,
     ) -> None:
         self.dim = check_int("dim", dim)
@@ -339,6 +346,7 @@ class BaseOptimizer:
         self.local_retire = (
             None if local_retire is None else check_int("local_retire", local_retire)
         )
+        self.local_refine = check_bool("local_refine", local_refine)
         self.uniform_share = (
             None if uniform_share is None else check_int("uniform_share", uniform_share, 2)
         )
@@ -804,10 +812,13 @@ class BaseOptimizer:
             C = self._probe_candidates(P)
             if C is not None:
                 self.turn = "probe"
-        local = False
+        local, box = False, None
         if C is None:
-            C = self._local_candidates(P)
-            local = C is not None
+            if self.local_refine:
+                box = self._trust_region_box(P)
+            else:
+                C = self._local_candidates(P)
+            local = C is not None or box is not None
             if local:
                 self.turn = "trust-region"
         posterior = self._posterior_given(P)
@@ -841,7 +852,7 @@ class BaseOptimizer:
 
         # the analytic gradient where the model and the acquisition have one; elsewhere one
         # batched call per gradient (the point and a step along each real coordinate)
-        return self._maximize(acq, C, batched_gradient=True, value_and_grad=value_and_grad)
+        return self._maximize(acq, C, batched_gradient=True, value_and_grad=value_and_grad, box=box)
 
     def _acquisition_state(self) -> AcquisitionState:
         """What the acquisition reads besides the posterior, each computed when first read."""
@@ -854,10 +865,17 @@ class BaseOptimizer:
         )
 
     def _maximize(
-        self, acq, C: np.ndarray | None, *, batched_gradient: bool = False, value_and_grad=None
+        self,
+        acq,
+        C: np.ndarray | None,
+        *,
+        batched_gradient: bool = False,
+        value_and_grad=None,
+        box: tuple[np.ndarray, np.ndarray] | None = None,
     ):
-        """Maximise ``acq`` over ``C`` or the cube with this optimizer's settings (raw samples,
-        restarts, snap, anchors at the best told points, its generator)."""
+        """Maximise ``acq`` over ``C``, the ``box`` ``(lower, upper)`` or the cube with this
+        optimizer's settings (raw samples, restarts, snap, anchors at the best told points,
+        its generator)."""
         return maximize(
             acq,
             self.dim,
@@ -875,6 +893,7 @@ class BaseOptimizer:
             start_rule=self.start_rule,
             incumbents=self._incumbents(),
             boundary=self.boundary_samples,
+            box=box,
         )
 
     def reseed(self, seed) -> None:
@@ -997,6 +1016,19 @@ class BaseOptimizer:
         among them. With ``local_retire``, ``None`` too while the side is at most
         :data:`TRUST_REGION_SIDE` halved that many times.
         """
+        box = self._trust_region_box(P)
+        if box is None:
+            return None
+        lo, hi = box
+        C = lo + raw_samples(self._rng, LOCAL_CANDIDATES, self.dim, "sobol") * (hi - lo)
+        if self.snap is not None:
+            C = self.snap(C)
+        fresh = self._untaken(C, P, told=True)
+        return C[fresh] if fresh.any() else None
+
+    def _trust_region_box(self, P: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The trust region's box ``(lower, upper)`` when this proposal is ``local_share``'s
+        and the region has one (:meth:`_local_candidates`), else ``None``."""
         if not self._share_turn(self.local_share, P):
             return None
         best = best_above_median(self.y)
@@ -1016,11 +1048,7 @@ class BaseOptimizer:
         width *= side
         lo = np.clip(centre - width / 2.0, 0.0, 1.0)
         hi = np.clip(centre + width / 2.0, 0.0, 1.0)
-        C = lo + raw_samples(self._rng, LOCAL_CANDIDATES, self.dim, "sobol") * (hi - lo)
-        if self.snap is not None:
-            C = self.snap(C)
-        fresh = self._untaken(C, P, told=True)
-        return C[fresh] if fresh.any() else None
+        return lo, hi
 
     def _share_turn(self, k: int | None, P: np.ndarray | None) -> bool:
         """Whether this proposal is the turn of a share of ``k`` (``forest_share``,
