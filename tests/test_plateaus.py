@@ -277,3 +277,28 @@ def test_boundary_samples_fill_a_plateau_from_the_corners():
 def test_boundary_samples_must_be_a_bool():
     with pytest.raises((TypeError, ValueError), match="boundary_samples"):
         make_optimizer("gp-ucb", 2, optimizer_kwargs={"boundary_samples": "yes"})
+
+
+def test_floor_corners_tell_every_corner_once_before_anything_else():
+    """With ``floor_corners`` a floor of equal scores in three dimensions is filled from its
+    eight corners, each told once, and then from the cube as before; without, the proposals
+    on the same floor are not all corners (the check can fail)."""
+
+    def floor(**kwargs):
+        opt = make_optimizer("gp-ucb", 3, seed=0, optimizer_kwargs={"min_skill": 0.2, **kwargs})
+        for x in np.random.default_rng(1).random((4, 3)):
+            opt.tell(x, 0.5)
+        out = []
+        for _ in range(10):
+            out.append(opt.ask())
+            assert opt.turn == "space-filling"
+            opt.tell(out[-1], 0.5)
+        return np.array(out)
+
+    X = floor(floor_corners=True)
+    corners = np.all((X == 0.0) | (X == 1.0), axis=1)
+    assert corners[:8].all() and not corners[8:].any()
+    assert len({x.tobytes() for x in X[:8]}) == 8
+    assert not np.all((floor() == 0.0) | (floor() == 1.0), axis=1)[:8].all()
+    with pytest.raises((TypeError, ValueError), match="floor_corners"):
+        make_optimizer("gp-ucb", 2, optimizer_kwargs={"floor_corners": "yes"})

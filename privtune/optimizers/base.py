@@ -229,6 +229,13 @@ class BaseOptimizer:
         corners of the cube (:func:`privtune.acquisition.with_faces`), and the space-filling
         proposal of a plateau chooses among corners too: a maximiser far from every start,
         where the best value of a size limit often lies, is compared.
+    floor_corners : bool, default=False
+        The space-filling proposal of a plateau (:meth:`_flat`) is a corner of the cube not
+        yet told, the farthest from every told and pending point, while one is left (every
+        corner for ``dim <= 12``, else 4,096 drawn at random): on a floor where every told
+        score is the same, the corners are where a size limit, a penalty or a rate stops
+        degrading the model, and drawing them without repeats covers them in turn. Once none
+        is left, the usual space-filling proposal.
     agreeing_repeats : int, default=2
         How many evaluations repeating a told configuration, each with that configuration's
         first reward, show the objective deterministic whatever the fitted noise
@@ -302,6 +309,7 @@ class BaseOptimizer:
         probe_pairs: bool = False,
         forest_share: int | None = None,
         boundary_samples: bool = False,
+        floor_corners: bool = False,
         agreeing_repeats: int = AGREEING_REPEATS,
         local_share: int | None = None,
         local_retire: int | None = None,
@@ -341,6 +349,7 @@ class BaseOptimizer:
             None if forest_share is None else check_int("forest_share", forest_share, 2)
         )
         self.boundary_samples = check_bool("boundary_samples", boundary_samples)
+        self.floor_corners = check_bool("floor_corners", floor_corners)
         self.agreeing_repeats = check_int("agreeing_repeats", agreeing_repeats)
         self.local_share = None if local_share is None else check_int("local_share", local_share, 2)
         self.local_retire = (
@@ -1086,6 +1095,8 @@ class BaseOptimizer:
         and corners, where the degenerate region of a space often ends), snapped.
         """
         seen = self.X if P is None else np.vstack([self.X, P])
+        if C is None and self.floor_corners:
+            C = self._untold_corners(P)
         if C is None:
             raw = raw_samples(self._rng, self.n_raw_samples, self.dim, self.raw_sampling)
             C = with_faces(raw, self._rng, corners=self.boundary_samples)
@@ -1093,6 +1104,20 @@ class BaseOptimizer:
                 C = self.snap(C)
         gap = np.min(np.sum((C[:, None, :] - seen[None, :, :]) ** 2, axis=2), axis=1)
         return np.array(C[argmax_random_tie(gap, self._rng)], dtype=float)
+
+    def _untold_corners(self, P: np.ndarray | None) -> np.ndarray | None:
+        """The cube's corners (every one for ``dim <= 12``, else 4,096 drawn at random),
+        snapped, without repeats, less those told or pending; ``None`` if none is left."""
+        if self.dim <= 12:
+            C = (np.arange(2**self.dim)[:, None] >> np.arange(self.dim)) & 1
+        else:
+            C = self._rng.integers(0, 2, size=(4096, self.dim))
+        C = np.asarray(C, dtype=float)
+        if self.snap is not None:
+            C = self.snap(C)
+        C = C[np.sort(np.unique(C, axis=0, return_index=True)[1])]
+        fresh = self._untaken(C, P, told=True)
+        return C[fresh] if fresh.any() else None
 
     # -- helpers -------------------------------------------------------------------------------
     def _uniform_point(self, C: np.ndarray | None, P: np.ndarray | None = None) -> np.ndarray:
