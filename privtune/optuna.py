@@ -101,6 +101,11 @@ def _baseline_row(
     return (rows[0], None) if rows else (None, others[0])
 
 
+def _set_turn(study: Study, trial: FrozenTrial, turn: str | None) -> None:
+    """Store what made ``trial``'s proposal in its system attribute :data:`ATTR_TURN`."""
+    study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, turn)
+
+
 def _single_objective(study: Study) -> None:
     if study._is_multi_objective():
         raise ValueError(
@@ -620,7 +625,7 @@ class PrivateGPUCBSampler(BaseSampler):
         self._privacy.check_privatized(trial)
         if not search_space:  # independent_sampler's; the start-up's before any completed trial
             if not study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-                study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, "start-up")
+                _set_turn(study, trial, "start-up")
             return {}
         space = SearchSpace(search_space)
         states = (TrialState.COMPLETE, TrialState.RUNNING)
@@ -629,7 +634,7 @@ class PrivateGPUCBSampler(BaseSampler):
         if self.engine.any_uniform_start(space, len(completed)):
             with self._lock:  # a start-up trial: independent_sampler's, as in Optuna's samplers
                 self._startup.add((study.study_name, trial.number))
-            study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, "start-up")
+            _set_turn(study, trial, "start-up")
             return {}
         running = [
             t
@@ -645,15 +650,13 @@ class PrivateGPUCBSampler(BaseSampler):
             step = self.engine.startup_step(space, opt, len(completed))
             if step == "uniform" and self.engine.adapter_draws(space):
                 self._startup.add((study.study_name, trial.number))  # the start-up goes on
-                turn = "start-up"
-                x = None
-            else:
-                key = [self._ask_seed, trial.number]
-                x = self.engine.ask(space, opt, n_told=len(completed), key=key, pending=pending)
-                self.engine.warn_if_exhausted(space, opt, pending, x)
-                turn = opt.turn
-        study._storage.set_trial_system_attr(trial._trial_id, ATTR_TURN, turn)
-        return {} if x is None else space.from_unit(x)
+                _set_turn(study, trial, "start-up")
+                return {}
+            key = [self._ask_seed, trial.number]
+            x = self.engine.ask(space, opt, n_told=len(completed), key=key, pending=pending)
+            self.engine.warn_if_exhausted(space, opt, pending, x)
+        _set_turn(study, trial, opt.turn)
+        return space.from_unit(x)
 
     def sample_independent(
         self,
