@@ -78,9 +78,11 @@ def run_one(task: str, seed: int, variant: str, n_trials: int = 60) -> dict:
     steps: list[dict] = []
     original = base.BaseOptimizer._maximize
 
-    def compared(self, acq, C, *, batched_gradient=False, value_and_grad=None):
-        x = original(self, acq, C, batched_gradient=batched_gradient, value_and_grad=value_and_grad)
-        if C is None and not self._uniform:
+    def compared(self, acq, C, *, batched_gradient=False, value_and_grad=None, box=None):
+        x = original(
+            self, acq, C, batched_gradient=batched_gradient, value_and_grad=value_and_grad, box=box
+        )
+        if C is None and box is None and not self._uniform:  # the searches of the whole cube
             z = _thorough(self, acq, value_and_grad)
             chosen, best = float(acq(x[None])[0]), float(acq(z[None])[0])
             steps.append(
