@@ -706,9 +706,10 @@ def maximize(
         grid = _enumerate(finite, dim)
         if snap is not None:  # one point per configuration (a union of spaces has fewer)
             grid = snap(grid)
-            grid = grid[np.sort(np.unique(grid, axis=0, return_index=True)[1])]
-        if box is not None and _inside(grid, lo, hi).any():
-            grid = grid[_inside(grid, lo, hi)]
+            grid = unique_rows(grid)
+        inside = None if box is None else _inside(grid, lo, hi)
+        if inside is not None and inside.any():
+            grid = grid[inside]
         return np.array(grid[argmax_random_tie(acq(grid), rng)], dtype=float)
 
     if start_rule not in START_RULES:
@@ -841,6 +842,11 @@ def _enumerate(finite: Sequence[Block], dim: int) -> np.ndarray:
         rows[:, b.slice] = np.tile(vals, (grid.shape[0], 1))
         grid = rows
     return grid
+
+
+def unique_rows(X: np.ndarray) -> np.ndarray:
+    """The rows of ``X`` without repeats, in the order of their first appearance."""
+    return X[np.sort(np.unique(X, axis=0, return_index=True)[1])]
 
 
 def _check_box(box, dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -40,6 +40,7 @@ from ..acquisition import (
     maximize,
     raw_samples,
     recommend_index,
+    unique_rows,
     with_faces,
 )
 from ..cube import Block, check_layout
@@ -233,8 +234,9 @@ class BaseOptimizer:
         The space-filling proposal of a plateau (:meth:`_flat`) is a corner of the cube not
         yet told, the farthest from every told and pending point, while one is left (every
         corner for ``dim <= 12``, else 4,096 drawn at random): on a floor where every told
-        score is the same, the corners are where a size limit, a penalty or a rate stops
-        degrading the model, and drawing them without repeats covers them in turn. Once none
+        score is the same, a size limit, a penalty or a rate often stops degrading the model
+        only at an end of its range, and drawing corners without repeats covers those ends
+        in turn. Once none
         is left, the usual space-filling proposal.
     agreeing_repeats : int, default=2
         How many evaluations repeating a told configuration, each with that configuration's
@@ -1115,7 +1117,7 @@ class BaseOptimizer:
         C = np.asarray(C, dtype=float)
         if self.snap is not None:
             C = self.snap(C)
-        C = C[np.sort(np.unique(C, axis=0, return_index=True)[1])]
+        C = unique_rows(C)
         fresh = self._untaken(C, P, told=True)
         return C[fresh] if fresh.any() else None
 
