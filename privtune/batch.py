@@ -76,6 +76,10 @@ class BatchOptimization:
         self.U = np.zeros((0, space.dim))
         self.values = np.zeros(0)
         self.candidate = np.zeros(0, dtype=int)
+        #: What made each told row's proposal (:attr:`BaseOptimizer.turn`; ``"untuned"`` for
+        #: the untuned estimator's point), parallel to :attr:`U`.
+        self.turns: list[str] = []
+        self._asked: list[str] = []  # the last proposals' turns, until they are recorded
         #: The candidate index of the untuned estimator when it lies outside the cube (an arm
         #: the optimizer is not told), else ``None``.
         self.outside: int | None = None
@@ -175,6 +179,8 @@ class BatchOptimization:
             self._add(U, np.full(len(U), np.nan), np.full(len(U), -1))
 
     def _add(self, U, scores, candidates) -> None:
+        self.turns += self._asked[: len(U)]
+        self._asked = []
         self.U = np.vstack([self.U, np.asarray(U, dtype=float)])
         self.values = np.concatenate([self.values, np.asarray(scores, dtype=float)])
         self.candidate = np.concatenate([self.candidate, np.asarray(candidates, dtype=int)])
@@ -211,12 +217,25 @@ class BatchOptimization:
         opt, _ = self.synced()
         first = n_proposed == 0
         U = [self.default_u] if first and self.default_u is not None and size else []
+        self._asked = ["untuned"] * len(U)
         for j in range(len(U), size):
             pending = np.array(U) if first and U else None  # asked ones are pending already
             key = [self.seed, n_proposed + j]
             u = self.engine.ask(self.space, opt, n_told=len(self) + j, key=key, pending=pending)
             U.append(self.space.snap(u))  # one point per configuration (a union's spaces)
+            self._asked.append(str(opt.turn))
         return U
+
+    def turn_column(self, n_candidates: int) -> np.ndarray:
+        """What made each of ``n_candidates`` candidates (``cv_results_["turn"]``): the
+        optimizer's :attr:`~privtune.optimizers.base.BaseOptimizer.turn` for its proposals,
+        ``"untuned"`` for the untuned estimator (its point or the arm outside the cube)."""
+        column = np.full(n_candidates, "", dtype=object)
+        rows = np.flatnonzero((self.candidate >= 0) & (self.candidate < n_candidates))
+        column[self.candidate[rows]] = [self.turns[i] for i in rows]
+        if self.outside is not None:
+            column[self.outside] = "untuned"
+        return column
 
     def recommend(self, scores, noise_var: float) -> tuple[np.ndarray, int]:
         """Every candidate's posterior mean (score units; NaN for a failed one) and the pick.

@@ -1392,12 +1392,14 @@ default="auto"
 
     def _finish_search(self, results: dict) -> None:
         """After the last round: warn if the untuned estimator (an arm outside the cube) has no
-        score; with privacy, add the posterior means of the released scores and the pick."""
+        score; add what made each candidate (``turn``); with privacy, add the posterior means
+        of the released scores and the pick."""
         f = self._fit
         assert f.bo is not None
         scores = results[f"mean_test_{f.scores.metric}"]
         if f.bo.outside is not None and not np.isfinite(scores[f.bo.outside]):
             _warn_untuned_failed()
+        results["turn"] = f.bo.turn_column(len(results["params"]))
         if self._private and f.bo.has_finite(scores):
             posterior, f.recommended = f.bo.recommend(scores, self._noise_variance())
             # reported within the score's range: a model's mean under heavy noise can leave it

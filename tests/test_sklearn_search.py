@@ -641,6 +641,35 @@ def test_value_range_must_be_a_pair_of_numbers(value_range):
         search(epsilon=1.0, value_range=value_range).fit(X, Y)
 
 
+MODEL_TURNS = {
+    "repeat", "space-filling", "forest", "probe", "trust-region", "uniform", "acquisition",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("space", [{"C": Real(0.01, 100.0, log=True)}, {"C": (10.0, 100.0)}])
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_each_candidate_says_what_made_it(space, batch_size):
+    # The untuned estimator (its point, or an arm outside the cube), then the start-up's
+    # uniform draws and its repeat, then the model's turns: one per candidate, in the
+    # candidates' order (with batch_size 3 a round can hold the repeat and a draw after it).
+    s = PrivateBOSearchCV(
+        LogisticRegression(max_iter=200),
+        space,
+        algorithm="gp-ucb",
+        n_iter=9,
+        n_initial_points=4,
+        batch_size=batch_size,
+        cv=2,
+        random_state=0,
+    ).fit(X, Y)
+    turn = list(s.cv_results_["turn"])
+    assert len(turn) == len(s.cv_results_["params"]) == 9
+    assert turn[:2] == ["untuned", "start-up"], turn
+    assert set(turn[2:]) <= {"start-up", *MODEL_TURNS}, turn
+    assert turn.count("repeat") <= 1  # the start-up's one question: is the score exact?
+    assert turn[-1] in MODEL_TURNS - {"repeat"}, turn
+
+
 def test_the_untuned_estimator_is_evaluated_first_when_it_lies_in_the_space():
     s = search(n_iter=4).fit(X, Y)
     assert s.cv_results_["params"][0] == {"C": 1.0}  # LogisticRegression's own C
