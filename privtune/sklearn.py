@@ -1124,8 +1124,10 @@ default="auto"
     Attributes
     ----------
     cv_results_ : dict of numpy (masked) ndarrays
-        One entry per candidate, in evaluation order, as in scikit-learn's searches; with
-        privacy, the released scores only (see above), ``epsilon_test_<metric>`` and
+        One entry per candidate, in evaluation order, as in scikit-learn's searches, and
+        ``turn``, what made each candidate (``"untuned"``, ``"start-up"``, ``"repeat"``,
+        ``"trust-region"``, ``"acquisition"``...: the optimizer's ``turn``); with privacy, the
+        released scores only (see above), ``epsilon_test_<metric>`` and
         ``posterior_mean_test_<metric>``.
     best_estimator_ : estimator
         The estimator refitted on the whole data with ``best_params_`` (``refit`` only).
