@@ -1149,6 +1149,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                     }
                     for m in methods
                 },
+                "rank_versus": _rank_versus(group, methods, list(per_task), n),
                 "behind": _behind(group, methods, list(per_task), n),
                 "trapped": _trapped(group, methods, list(per_task), n),
                 "short": _short(group, methods, scales, n),
@@ -1295,6 +1296,49 @@ def _fisher(a: dict, b: dict, key: str) -> float | None:
     return float(fisher_exact(table)[1])
 
 
+def _rank_versus(
+    group: list[dict], methods: list[str], tasks: list[str], n: str, *, n_boot: int = 2000
+) -> dict[str, dict[str, dict]]:
+    """Per pair of methods, the difference of their mean ranks at budget ``n`` (``m`` minus
+    ``o``; negative: ``m`` ranks better) with its standard error over a bootstrap of the seeds.
+
+    Each replicate draws the seeds with replacement (the same draw for every task and method,
+    so the pairing by seed is kept), ranks the methods per task by their mean loss over the
+    drawn seeds (ties averaged, as :func:`summarize` ranks them) and averages over ``tasks``.
+    Only seeds on which every method ran every task count; the draws are seeded (0), so a
+    summary is reproducible. A mean rank is a statistic of the whole family, with no standard
+    error of its own: this says whether the seeds resolve a difference in it."""
+    from scipy.stats import rankdata
+
+    losses: dict[tuple[str, str], dict[int, float]] = {}
+    for r in group:
+        if r["task"] in tasks and r["method"] in methods and n in r["picks"]:
+            loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
+            losses.setdefault((r["task"], r["method"]), {})[r["seed"]] = loss
+    cells = [losses.get((t, m), {}) for t in tasks for m in methods]
+    seeds = sorted(set.intersection(*(set(c) for c in cells))) if cells else []
+    if len(seeds) < 2 or len(methods) < 2:
+        return {}
+    L = np.array([[[losses[t, m][s] for s in seeds] for m in methods] for t in tasks])
+    draws = np.random.default_rng(0).integers(0, len(seeds), size=(n_boot, len(seeds)))
+    # (n_boot, tasks, methods): each replicate's mean loss, ranked over the methods
+    boot = L[:, :, draws].mean(axis=-1).transpose(2, 0, 1)
+    mean_rank = rankdata(boot, axis=-1).mean(axis=1)
+    observed = rankdata(L.mean(axis=-1), axis=-1).mean(axis=0)
+    return {
+        m: {
+            o: {
+                "difference": float(observed[i] - observed[j]),
+                "se": float(np.std(mean_rank[:, i] - mean_rank[:, j], ddof=1)),
+                "seeds": len(seeds),
+            }
+            for j, o in enumerate(methods)
+            if j != i
+        }
+        for i, m in enumerate(methods)
+    }
+
+
 def _difference(a: dict[int, float], b: dict[int, float]) -> dict:
     """Mean and standard error of ``a - b`` over the seeds both have."""
     diffs = [a[s] - b[s] for s in sorted(set(a) & set(b))]
@@ -1394,6 +1438,27 @@ def _markdown(summary: dict) -> str:
                 cells = [
                     f"{harness.format_mean_se(v['mean'], v['se'], '+.1f')} ({v['seeds']})"
                     if v and v["seeds"]
+                    else ""
+                    for v in vs
+                ]
+                lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        ref = next((m for m in ("default", "gp") if m in out["methods"]), None)
+        if ref is not None:
+            lines += [
+                "",
+                f"Mean rank minus {ref}'s (negative: ranked better), ± the standard error of a"
+                " bootstrap of the seeds:",
+                "",
+                "| method | " + " | ".join(budgets) + " |",
+                "|---" * (len(budgets) + 1) + "|",
+            ]
+            for m in out["methods"]:
+                vs = [out["budgets"][n]["rank_versus"].get(m, {}).get(ref) for n in budgets]
+                if m == ref or not any(vs):
+                    continue
+                cells = [
+                    f"{harness.format_mean_se(v['difference'], v['se'], '+.2f')} ({v['seeds']})"
+                    if v
                     else ""
                     for v in vs
                 ]
