@@ -1300,14 +1300,20 @@ def _rank_versus(
     group: list[dict], methods: list[str], tasks: list[str], n: str, *, n_boot: int = 2000
 ) -> dict[str, dict[str, dict]]:
     """Per pair of methods, the difference of their mean ranks at budget ``n`` (``m`` minus
-    ``o``; negative: ``m`` ranks better) with its standard error over a bootstrap of the seeds.
+    ``o``; negative: ``m`` ranks better) with its standard error over a bootstrap of the seeds
+    and the share of replicates on the other side of zero.
 
     Each replicate draws the seeds with replacement (the same draw for every task and method,
     so the pairing by seed is kept), ranks the methods per task by their mean loss over the
     drawn seeds (ties averaged, as :func:`summarize` ranks them) and averages over ``tasks``.
-    Only seeds on which every method ran every task count; the draws are seeded (0), so a
-    summary is reproducible. A mean rank is a statistic of the whole family, with no standard
-    error of its own: this says whether the seeds resolve a difference in it."""
+    The methods compared are those with a pick on every task, on the seeds they all share
+    (with ``--common-seeds``, every method and seed of the summary, so ``difference`` is the
+    difference of the table's mean ranks); the draws are seeded (0), so a summary is
+    reproducible. A mean rank is a statistic of the whole family, with no standard error of
+    its own: this says whether the seeds resolve a difference in it. It takes few values, so
+    ``opposite`` (the share of replicates whose difference has the other sign, or is zero
+    where the observed one is not) is given too; with few seeds a standard error of 0 only
+    says that every replicate kept each task's order."""
     from scipy.stats import rankdata
 
     losses: dict[tuple[str, str], dict[int, float]] = {}
@@ -1315,8 +1321,9 @@ def _rank_versus(
         if r["task"] in tasks and r["method"] in methods and n in r["picks"]:
             loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
             losses.setdefault((r["task"], r["method"]), {})[r["seed"]] = loss
-    cells = [losses.get((t, m), {}) for t in tasks for m in methods]
-    seeds = sorted(set.intersection(*(set(c) for c in cells))) if cells else []
+    methods = [m for m in methods if all(losses.get((t, m)) for t in tasks)]
+    cells = [set(losses[t, m]) for t in tasks for m in methods]
+    seeds = sorted(set.intersection(*cells)) if cells else []
     if len(seeds) < 2 or len(methods) < 2:
         return {}
     L = np.array([[[losses[t, m][s] for s in seeds] for m in methods] for t in tasks])
@@ -1325,18 +1332,19 @@ def _rank_versus(
     boot = L[:, :, draws].mean(axis=-1).transpose(2, 0, 1)
     mean_rank = rankdata(boot, axis=-1).mean(axis=1)
     observed = rankdata(L.mean(axis=-1), axis=-1).mean(axis=0)
-    return {
-        m: {
-            o: {
-                "difference": float(observed[i] - observed[j]),
-                "se": float(np.std(mean_rank[:, i] - mean_rank[:, j], ddof=1)),
+    out: dict[str, dict[str, dict]] = {m: {} for m in methods}
+    for i, m in enumerate(methods):
+        for j, o in enumerate(methods):
+            if i == j:
+                continue
+            diff, boot_diff = float(observed[i] - observed[j]), mean_rank[:, i] - mean_rank[:, j]
+            out[m][o] = {
+                "difference": diff,
+                "se": float(np.std(boot_diff, ddof=1)),
+                "opposite": float(np.mean(np.sign(boot_diff) != np.sign(diff))) if diff else None,
                 "seeds": len(seeds),
             }
-            for j, o in enumerate(methods)
-            if j != i
-        }
-        for i, m in enumerate(methods)
-    }
+    return out
 
 
 def _difference(a: dict[int, float], b: dict[int, float]) -> dict:
@@ -1359,6 +1367,37 @@ def _paired(runs: list[dict], method: str, other: str, n: str, task: Task) -> st
     if se is not None and abs(mean) > 2 * se and abs(mean) > 1e-9:
         return "above" if mean > 0 else "below"
     return "level"
+
+
+def _rank_table(out: dict, budgets: list[str]) -> list[str]:
+    """Markdown lines: each method's mean rank minus the reference's (``default``, else
+    ``gp``) per budget, from :func:`_rank_versus`; none when no method has one."""
+    ref = next((m for m in ("default", "gp") if m in out["methods"]), None)
+    rows = []
+    for m in out["methods"]:
+        vs = [out["budgets"][n]["rank_versus"].get(m, {}).get(ref) for n in budgets]
+        if m == ref or not any(vs):
+            continue
+        cells = [
+            f"{harness.format_mean_se(v['difference'], v['se'], '+.2f')}"
+            + ("" if v["opposite"] is None else f", {v['opposite']:.2f}")
+            + f" ({v['seeds']})"
+            if v
+            else ""
+            for v in vs
+        ]
+        rows.append(f"| {m} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return [
+        "",
+        f"Mean rank minus {ref}'s (negative: ranked better) ± the standard error of a bootstrap"
+        " of the seeds, the share of its replicates on the other side of zero, (the seeds):",
+        "",
+        "| method | " + " | ".join(budgets) + " |",
+        "|---" * (len(budgets) + 1) + "|",
+        *rows,
+    ]
 
 
 def _counts(out: dict, budgets: list[str], key: str, title: str, cell: str) -> list[str]:
@@ -1442,27 +1481,7 @@ def _markdown(summary: dict) -> str:
                     for v in vs
                 ]
                 lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        ref = next((m for m in ("default", "gp") if m in out["methods"]), None)
-        if ref is not None:
-            lines += [
-                "",
-                f"Mean rank minus {ref}'s (negative: ranked better), ± the standard error of a"
-                " bootstrap of the seeds:",
-                "",
-                "| method | " + " | ".join(budgets) + " |",
-                "|---" * (len(budgets) + 1) + "|",
-            ]
-            for m in out["methods"]:
-                vs = [out["budgets"][n]["rank_versus"].get(m, {}).get(ref) for n in budgets]
-                if m == ref or not any(vs):
-                    continue
-                cells = [
-                    f"{harness.format_mean_se(v['difference'], v['se'], '+.2f')} ({v['seeds']})"
-                    if v
-                    else ""
-                    for v in vs
-                ]
-                lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        lines += _rank_table(out, budgets)
         lines += _counts(
             out,
             budgets,

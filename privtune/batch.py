@@ -179,7 +179,12 @@ class BatchOptimization:
             self._add(U, np.full(len(U), np.nan), np.full(len(U), -1))
 
     def _add(self, U, scores, candidates) -> None:
-        self.turns += self._asked[: len(U)]
+        if len(self._asked) != len(U):
+            raise RuntimeError(
+                f"{len(U)} points recorded where the last proposal made {len(self._asked)}: "
+                "record the points batch() returned, once."
+            )
+        self.turns += self._asked
         self._asked = []
         self.U = np.vstack([self.U, np.asarray(U, dtype=float)])
         self.values = np.concatenate([self.values, np.asarray(scores, dtype=float)])

@@ -774,26 +774,31 @@ def test_tuning_suite_bootstraps_the_seeds_for_a_difference_of_mean_ranks():
 
     tasks = ["knn_digits", "tree_breast_cancer"]
 
-    def versus(picks):
+    def versus(picks, methods=("a", "b")):
         group = [run(t, m, s, p) for (t, m), per_seed in picks.items() for s, p in per_seed]
-        return tuning_suite._rank_versus(group, ["a", "b"], tasks, "2")["a"]["b"]
+        return tuning_suite._rank_versus(group, list(methods), tasks, "2")["a"]["b"]
 
     # a ahead on every seed of both tasks: every replicate ranks it first, no spread
     ahead = {(t, m): [(s, 0.9 if m == "a" else 0.8) for s in range(5)] for t in tasks for m in "ab"}
-    assert versus(ahead) == {"difference": -1.0, "se": 0.0, "seeds": 5}
+    assert versus(ahead) == {"difference": -1.0, "se": 0.0, "opposite": 0.0, "seeds": 5}
     # on the tree, a ahead on seeds 0 and 1 by 0.5 and behind on the other three by 0.1: it
     # ranks second exactly in the replicates that draw neither seed 0 nor 1 (probability
     # p = 0.6^5), where the difference is 0 instead of -1, so its standard deviation is
-    # sqrt(p (1 - p)); 2,000 replicates estimate it within about 0.01 (0.03 allowed)
+    # sqrt(p (1 - p)); 2,000 replicates estimate it within about 0.01 (0.03 allowed), and p,
+    # the share on the other side of zero, within about 0.006 (0.02 allowed)
     mixed = dict(ahead)
     mixed["tree_breast_cancer", "a"] = [(0, 0.9), (1, 0.9), (2, 0.7), (3, 0.7), (4, 0.7)]
     mixed["tree_breast_cancer", "b"] = [(0, 0.4), (1, 0.4), (2, 0.8), (3, 0.8), (4, 0.8)]
     out = versus(mixed)
     p = 0.6**5
     assert out["difference"] == -1.0 and abs(out["se"] - np.sqrt(p * (1 - p))) < 0.03, out
+    assert abs(out["opposite"] - p) < 0.02, out
+    # a method without a pick on one task is left out; the others are still compared
+    partial = {**ahead, ("knn_digits", "c"): [(s, 0.95) for s in range(5)]}
+    assert versus(partial, "abc") == versus(ahead)
     # a seed one method lacks is not drawn; ties share their rank
     tied = {(t, m): [(s, 0.9) for s in range(5 if m == "a" else 4)] for t in tasks for m in "ab"}
-    assert versus(tied) == {"difference": 0.0, "se": 0.0, "seeds": 4}
+    assert versus(tied) == {"difference": 0.0, "se": 0.0, "opposite": None, "seeds": 4}
 
 
 def test_tuning_suite_counts_studies_short_of_half_way_and_tests_the_counts():

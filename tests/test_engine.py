@@ -285,3 +285,21 @@ def test_an_outside_arm_is_the_pick_alone_and_no_pick_when_it_failed():
         engine.recommend(None, outside=OutsideArm(float("nan"), 0.0))
     # a failed arm is no candidate: the told point is the pick
     assert engine.recommend(opt, scale, outside=OutsideArm(float("nan"), 0.0)) == 0
+
+
+def test_a_batch_records_its_proposals_turns_and_refuses_points_it_did_not_propose():
+    from privtune.batch import BatchOptimization
+    from privtune.space import SearchSpace
+
+    space = SearchSpace({"x": (0.0, 1.0), "y": (0.0, 1.0)})
+    bo = BatchOptimization.start(
+        TuningEngine("gp-ucb", n_startup=2), space, seed=0, noise_seed=None, default_params=None
+    )
+    U, _, n_extra = bo.batch(0, 3, 3)
+    bo.record(U, np.arange(3.0), n_extra)
+    assert len(bo.turns) == 3 and bo.turns[:2] == ["start-up"] * 2, bo.turns
+    assert bo.turns[2] != "start-up"  # the model's, once the two start-up draws are pending
+    assert list(bo.turn_column(3)) == bo.turns
+    U, _, n_extra = bo.batch(1, 3, 2)
+    with pytest.raises(RuntimeError, match="3 points recorded where the last proposal made 2"):
+        bo.record([*U, U[0]], np.arange(6.0), n_extra)
