@@ -84,8 +84,9 @@ summaries of one store).
 
 Each run is saved in ``results/tuning_suite/runs.jsonl.gz`` when it ends (resumable; several
 ``run`` processes share the work), with the versions of Python and of the packages its
-numbers depend on (:func:`_versions`): a study replays exactly only under the same versions
-(runs stored before the versions were recorded carry none).
+numbers depend on and the BLAS kernel (:func:`_versions`): a study replays exactly only under
+the same versions and kernel (runs stored before they were recorded carry none, or no
+kernel).
 
 Usage::
 
@@ -119,6 +120,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import optuna
+import threadpoolctl
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.ensemble import (
     AdaBoostClassifier,
@@ -792,15 +794,26 @@ def run_one(
 
 
 def _versions() -> dict[str, str]:
-    """The versions of Python and of the packages a run's numbers depend on: a study's
-    floating-point path, and so its proposals after the first few, changes with numpy's and
-    scipy's, and the samplers with Optuna's."""
+    """The versions of Python and of the packages a run's numbers depend on, and the BLAS
+    library with the kernel it chose for this CPU (``"blas"``): a study's floating-point path,
+    and so its proposals after the first few, changes with numpy's and scipy's, with the
+    BLAS kernel (the same packages on another CPU can take another one), and the samplers
+    with Optuna's."""
     found = {"python": platform.python_version()}
     for package in ("numpy", "scipy", "scikit-learn", "optuna", "hebo", "torch"):
         try:
             found[package] = version(package)
         except PackageNotFoundError:
             continue
+    blas = sorted(
+        {
+            f"{lib['internal_api']} {lib['version']} {lib.get('architecture')}"
+            for lib in threadpoolctl.threadpool_info()
+            if lib.get("user_api") == "blas"
+        }
+    )
+    if blas:
+        found["blas"] = "; ".join(blas)
     return found
 
 
@@ -859,7 +872,7 @@ def trace(args: argparse.Namespace) -> None:
     ``"acquisition"``, ...; ``null`` for the other samplers), parameters, told value and true
     value beside the stored true value, the first trial where the replay departs from the
     stored study (``null``: none), and the versions of both. A study replays exactly only
-    under the versions it ran with."""
+    under the versions and BLAS kernel it ran with."""
     one = {"--tasks": args.tasks, "--methods": args.methods, "--seeds": args.seeds,
            "--settings": args.settings}  # fmt: skip
     for flag, given in one.items():

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import optuna
 import pytest
+import threadpoolctl
 
 from benchmarks import harness, zhou_tan
 
@@ -634,9 +635,11 @@ def test_tuning_suite_quick_mode_scores_each_family_against_random_search(tmp_pa
     assert len(runs) == (2 + 1) * 2 * 2
     for run in runs:
         assert set(run["picks"]) == {"4", "8"} and len(run["true_values"]) == 8
-        # a replay is exact only under the same versions: each run records them
+        # a replay is exact only under the same versions and BLAS kernel: each run records them
         assert run["versions"]["numpy"] == np.__version__
         assert run["versions"]["optuna"] == optuna.__version__
+        kernels = {lib.get("architecture") for lib in threadpoolctl.threadpool_info()}
+        assert any(k and k in run["versions"]["blas"] for k in kernels)
     summary = result["summary"]
     assert set(summary) == {"plateau|none", "plateau|10", "heavy|none"}
     for out in summary.values():
