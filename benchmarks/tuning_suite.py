@@ -1097,6 +1097,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
         for n in map(str, args.checkpoints):
             per_task: dict[str, dict] = {}
             scales: dict[str, tuple[float, float]] = {}  # random's mean loss, the best known
+            table = _pick_losses(group, n)
             for name in tasks:
                 task = TASKS[name]
                 runs = [r for r in group if r["task"] == name and n in r["picks"]]
@@ -1105,10 +1106,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                 )
                 if task.best is not None:
                     best_known = min(best_known, 0.0)
-                loss = {
-                    m: [_loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == m]
-                    for m in methods
-                }
+                loss = {m: list(table.get(name, {}).get(m, {}).values()) for m in methods}
                 if not loss.get("random"):
                     continue
                 l_rand = float(np.mean(loss["random"]))
@@ -1120,7 +1118,7 @@ def summarize(args: argparse.Namespace) -> harness.Report:
                         "score": float(np.mean([100 * (1 - (x - best_known) / spread) for x in v]))
                         if spread > 0
                         else 100.0,
-                        "vs_random": _paired(runs, m, "random", n, task),
+                        "vs_random": _paired(table[name], m, "random"),
                     }
                     for m, v in loss.items()
                     if v
@@ -1212,17 +1210,15 @@ def _seed_scores(
     """Per method, the family's mean normalised score at budget ``n`` for each seed the method
     ran on every task of ``scales`` (each task scored against random search's mean loss and the
     best known loss, as the table is)."""
+    table = _pick_losses(group, n)
     out: dict[str, dict[int, float]] = {}
     for m in {r["method"] for r in group}:
         by_seed: dict[int, dict[str, float]] = {}
-        for r in group:
-            if r["method"] != m or r["task"] not in scales or n not in r["picks"]:
-                continue
-            l_rand, best = scales[r["task"]]
+        for t, (l_rand, best) in scales.items():
             spread = l_rand - best
-            loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
-            score = 100 * (1 - (loss - best) / spread) if spread > 0 else 100.0
-            by_seed.setdefault(r["seed"], {})[r["task"]] = score
+            for seed, loss in table.get(t, {}).get(m, {}).items():
+                score = 100 * (1 - (loss - best) / spread) if spread > 0 else 100.0
+                by_seed.setdefault(seed, {})[t] = score
         out[m] = {
             s: float(np.mean(list(v.values()))) for s, v in by_seed.items() if len(v) == len(scales)
         }
@@ -1234,11 +1230,11 @@ def _behind(
 ) -> dict[str, dict[str, list[str]]]:
     """Per method, the tasks on which its loss at budget ``n`` is above another method's beyond
     two standard errors (paired by seed), with those methods."""
+    table = _pick_losses(group, n)
     out: dict[str, dict[str, list[str]]] = {m: {} for m in methods}
     for t in tasks:
-        runs = [r for r in group if r["task"] == t and n in r["picks"]]
         for m in methods:
-            ahead = [o for o in methods if o != m and _paired(runs, m, o, n, TASKS[t]) == "below"]
+            ahead = [o for o in methods if o != m and _paired(table.get(t, {}), m, o) == "below"]
             if ahead:
                 out[m][t] = ahead
     return out
@@ -1251,28 +1247,28 @@ def _trapped(group: list[dict], methods: list[str], tasks: list[str], n: str) ->
     ``task:seed``; and ``floor``, how many of them are on a seed where no study of the
     summary's methods told a configuration above that median in its first ``n`` trials: on
     that seed every pick is below it, whatever the search."""
+    table = _pick_losses(group, n)
     out: dict[str, dict] = {
         m: {"trapped": 0, "floor": 0, "studies": 0, "where": []} for m in methods
     }
     for t in tasks:
-        runs = [r for r in group if r["task"] == t and n in r["picks"]]
-        random_losses = [
-            _loss(TASKS[t], r["picks"][n]["true"]) for r in runs if r["method"] == "random"
-        ]
-        if not random_losses:
+        picks = table.get(t, {})
+        if not picks.get("random"):
             continue
-        median = float(np.median(random_losses))
+        median = float(np.median(list(picks["random"].values())))
         reached: dict[int, float] = {}  # per seed, the lowest loss any study told by trial n
-        for r in runs:
-            told = [_loss(TASKS[t], v) for v in r["true_values"][: int(n)] if v is not None]
-            reached[r["seed"]] = min([reached.get(r["seed"], math.inf), *told])
-        for r in runs:
-            cell = out[r["method"]]
-            cell["studies"] += 1
-            if _loss(TASKS[t], r["picks"][n]["true"]) > median:
-                cell["trapped"] += 1
-                cell["floor"] += reached[r["seed"]] > median
-                cell["where"].append(f"{t}:{r['seed']}")
+        for r in group:
+            if r["task"] == t and n in r["picks"]:
+                told = [_loss(TASKS[t], v) for v in r["true_values"][: int(n)] if v is not None]
+                reached[r["seed"]] = min([reached.get(r["seed"], math.inf), *told])
+        for m, by_seed in picks.items():
+            cell = out[m]
+            for seed, loss in by_seed.items():
+                cell["studies"] += 1
+                if loss > median:
+                    cell["trapped"] += 1
+                    cell["floor"] += reached[seed] > median
+                    cell["where"].append(f"{t}:{seed}")
     return out
 
 
@@ -1284,17 +1280,16 @@ def _short(
     best known loss. A trap (below random search's median pick) misses a study stuck between
     that median and the good region; this count does not depend on a threshold chosen per
     task. The count, the studies counted, and the count per task."""
+    table = _pick_losses(group, n)
     out: dict[str, dict] = {m: {"short": 0, "studies": 0, "per_task": {}} for m in methods}
-    for r in group:
-        if r["task"] not in scales or n not in r["picks"]:
-            continue
-        l_rand, best = scales[r["task"]]
-        loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
-        cell = out[r["method"]]
-        cell["studies"] += 1
-        if l_rand > best and 100 * (1 - (loss - best) / (l_rand - best)) < 50:
-            cell["short"] += 1
-            cell["per_task"][r["task"]] = cell["per_task"].get(r["task"], 0) + 1
+    for t, (l_rand, best) in scales.items():
+        for m, by_seed in table.get(t, {}).items():
+            cell = out[m]
+            for loss in by_seed.values():
+                cell["studies"] += 1
+                if l_rand > best and 100 * (1 - (loss - best) / (l_rand - best)) < 50:
+                    cell["short"] += 1
+                    cell["per_task"][t] = cell["per_task"].get(t, 0) + 1
     return out
 
 
@@ -1329,17 +1324,13 @@ def _rank_versus(
     says that every replicate kept each task's order."""
     from scipy.stats import rankdata
 
-    losses: dict[tuple[str, str], dict[int, float]] = {}
-    for r in group:
-        if r["task"] in tasks and r["method"] in methods and n in r["picks"]:
-            loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
-            losses.setdefault((r["task"], r["method"]), {})[r["seed"]] = loss
-    methods = [m for m in methods if all(losses.get((t, m)) for t in tasks)]
-    cells = [set(losses[t, m]) for t in tasks for m in methods]
+    losses = _pick_losses(group, n)
+    methods = [m for m in methods if all(losses.get(t, {}).get(m) for t in tasks)]
+    cells = [set(losses[t][m]) for t in tasks for m in methods]
     seeds = sorted(set.intersection(*cells)) if cells else []
     if len(seeds) < 2 or len(methods) < 2:
         return {}
-    L = np.array([[[losses[t, m][s] for s in seeds] for m in methods] for t in tasks])
+    L = np.array([[[losses[t][m][s] for s in seeds] for m in methods] for t in tasks])
     draws = np.random.default_rng(0).integers(0, len(seeds), size=(n_boot, len(seeds)))
     # (n_boot, tasks, methods): each replicate's mean loss, ranked over the methods
     boot = L[:, :, draws].mean(axis=-1).transpose(2, 0, 1)
@@ -1368,12 +1359,23 @@ def _difference(a: dict[int, float], b: dict[int, float]) -> dict:
     return {"mean": float(np.mean(diffs)), "se": harness.standard_error(diffs), "seeds": len(diffs)}
 
 
-def _paired(runs: list[dict], method: str, other: str, n: str, task: Task) -> str:
-    """``above``/``below``/``level``: the method's loss against ``other``'s, paired by seed,
-    beyond two standard errors."""
-    mine = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == method}
-    rand = {r["seed"]: _loss(task, r["picks"][n]["true"]) for r in runs if r["method"] == other}
-    diffs = [rand[s] - mine[s] for s in mine if s in rand]
+def _pick_losses(group: list[dict], n: str) -> dict[str, dict[str, dict[int, float]]]:
+    """Per task and method, the loss of each seed's pick at budget ``n`` (runs without one
+    left out), in the order of ``group``: the table that the summary's paired comparisons,
+    counts and bootstrap all read."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for r in group:
+        if n in r["picks"]:
+            loss = _loss(TASKS[r["task"]], r["picks"][n]["true"])
+            out.setdefault(r["task"], {}).setdefault(r["method"], {})[r["seed"]] = loss
+    return out
+
+
+def _paired(losses: dict[str, dict[int, float]], method: str, other: str) -> str:
+    """``above``/``below``/``level``: the method's loss against ``other``'s on one task (the
+    task's entry of :func:`_pick_losses`), paired by seed, beyond two standard errors."""
+    mine, theirs = losses.get(method, {}), losses.get(other, {})
+    diffs = [theirs[s] - mine[s] for s in mine if s in theirs]
     if len(diffs) < 2:
         return "level"
     mean, se = float(np.mean(diffs)), harness.standard_error(diffs)
