@@ -1,6 +1,7 @@
 """The documentation holds together: every page of the navigation exists and has content, every
 link between pages (README and docstrings included) lands on a page and a heading that exist,
-and the privacy page has the sections a reader of the code needs.
+and the privacy page has the sections a reader of the code needs; and ``.ci/run`` installs and
+tests with README.md's two commands, as a new user does.
 
 ``mkdocs build --strict`` in ``.ci/run`` checks the docs' own links too; this test also covers
 README.md and the docstrings, and runs with the test command a new user runs. Each check is
@@ -255,3 +256,43 @@ def test_the_readmes_code_runs_as_written():
     assert namespace["private"].privacy_report_["n_val"] == 500
     assert namespace["sampler"].privacy_report(namespace["study"])["n_val"] == 500
     assert set(namespace["params"]) == {"n_neighbors"}
+
+
+def readme_commands(readme: str, ci: str) -> tuple[str, str, list[str]]:
+    """README.md's install and test commands, and the commands ``.ci/run`` runs its tests
+    with (the arguments of ``run_tests``, up to the first file or line continuation)."""
+    install = re.search(r"## Install and run an example\n+```bash\n(pip install [^&\n]*)", readme)
+    test = re.search(r"## Run the tests\n+```bash\n([^\n]+)\n", readme)
+    assert install and test, "README.md lost its install or test section"
+    ran = [line.split(" tests/")[0].rstrip(" \\") for line in re.findall(r"run_tests (.*)", ci)]
+    return install.group(1).strip(), test.group(1).strip(), ran
+
+
+def ci_runs_what_the_readme_says(readme: str, ci: str) -> list[str]:
+    """What ``.ci/run`` does not do of README.md's two commands (empty: it does both)."""
+    install, test, ran = readme_commands(readme, ci)
+    problems = []
+    if f"python -m {install}" not in ci:
+        problems.append(f"the install command {install!r}")
+    if not ran or ran[0] != test:
+        problems.append(f"the test command {test!r} (CI runs {ran!r})")
+    # the floor's run: the same options, only its own interpreter and a subset of the files
+    problems += [f"the floor's {r!r}" for r in ran[1:] if not r.endswith(test.split(" ", 1)[1])]
+    return problems
+
+
+def test_ci_installs_and_tests_with_the_readmes_commands():
+    readme, ci = (ROOT / "README.md").read_text(), (ROOT / ".ci" / "run").read_text()
+    assert ci_runs_what_the_readme_says(readme, ci) == []
+
+
+def test_the_ci_check_flags_another_test_command():
+    readme, ci = (ROOT / "README.md").read_text(), (ROOT / ".ci" / "run").read_text()
+    _, test, _ = readme_commands(readme, ci)
+    assert ci_runs_what_the_readme_says(readme, ci.replace(f"run_tests {test}", "run_tests pytest"))
+    assert ci_runs_what_the_readme_says(readme.replace(test, f"{test} -x"), ci)
+    floor = ci.replace("$floor -m pytest -n auto", "$floor -m pytest")
+    assert ci_runs_what_the_readme_says(readme, floor)
+    assert ci_runs_what_the_readme_says(
+        readme, ci.replace('pip install -e ".[dev]"', "pip install -e .")
+    )
