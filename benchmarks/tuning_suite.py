@@ -107,6 +107,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 import warnings
 import zlib
@@ -794,11 +795,12 @@ def run_one(
 
 
 def _versions() -> dict[str, str]:
-    """The versions of Python and of the packages a run's numbers depend on, and the BLAS
-    library with the kernel it chose for this CPU (``"blas"``): a study's floating-point path,
-    and so its proposals after the first few, changes with numpy's and scipy's, with the
-    BLAS kernel (the same packages on another CPU can take another one), and the samplers
-    with Optuna's."""
+    """The versions of Python and of the packages a run's numbers depend on, the BLAS
+    libraries numpy and scipy load with the kernel each chose for this CPU (``"blas"``), and,
+    when the run imported torch (GPSampler, HEBO), the CPU capability torch's own BLAS uses
+    (``"torch_cpu"``): a study's floating-point path, and so its proposals after the first
+    few, changes with numpy's and scipy's versions, with the BLAS kernel (the same packages
+    on another CPU can take another one), and the samplers with Optuna's."""
     found = {"python": platform.python_version()}
     for package in ("numpy", "scipy", "scikit-learn", "optuna", "hebo", "torch"):
         try:
@@ -807,13 +809,15 @@ def _versions() -> dict[str, str]:
             continue
     blas = sorted(
         {
-            f"{lib['internal_api']} {lib['version']} {lib.get('architecture')}"
+            " ".join(str(lib[k]) for k in ("internal_api", "version", "architecture") if lib.get(k))
             for lib in threadpoolctl.threadpool_info()
             if lib.get("user_api") == "blas"
         }
     )
     if blas:
         found["blas"] = "; ".join(blas)
+    if "torch" in sys.modules:
+        found["torch_cpu"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
     return found
 
 
@@ -1362,7 +1366,8 @@ def _difference(a: dict[int, float], b: dict[int, float]) -> dict:
 def _pick_losses(group: list[dict], n: str) -> dict[str, dict[str, dict[int, float]]]:
     """Per task and method, the loss of each seed's pick at budget ``n`` (runs without one
     left out), in the order of ``group``: the table that the summary's paired comparisons,
-    counts and bootstrap all read."""
+    counts and bootstrap all read. A store holds one run per task, setting, method and seed
+    (its name), so a group of one setting has no two runs for one cell."""
     out: dict[str, dict[str, dict[int, float]]] = {}
     for r in group:
         if n in r["picks"]:
