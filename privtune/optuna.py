@@ -162,6 +162,20 @@ def _in_space(
     return done
 
 
+def _pending(
+    trials: Sequence[FrozenTrial], trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+) -> list[FrozenTrial]:
+    """The RUNNING trials of ``trials`` other than ``trial`` over the distributions of
+    ``search_space``: the points being evaluated, which a proposal keeps away from."""
+    return [
+        t
+        for t in trials
+        if t.state == TrialState.RUNNING
+        and t.number != trial.number
+        and all(t.distributions.get(n) == d for n, d in search_space.items())
+    ]
+
+
 @dataclass(frozen=True)
 class Pick:
     """A sampler's recommendation at one moment of a study (:meth:`PrivateGPUCBSampler.pick`).
@@ -636,13 +650,7 @@ class PrivateGPUCBSampler(BaseSampler):
                 self._startup.add((study.study_name, trial.number))
             _set_turn(study, trial, "start-up")
             return {}
-        running = [
-            t
-            for t in trials
-            if t.state == TrialState.RUNNING
-            and t.number != trial.number
-            and all(t.distributions.get(n) == d for n, d in search_space.items())
-        ]
+        running = _pending(trials, trial, search_space)
         pending = space.to_unit_many(_params(running, search_space)) if running else None
         # One lock over sync and ask: threads (n_jobs > 1) share the cached optimizer.
         with self._lock:
